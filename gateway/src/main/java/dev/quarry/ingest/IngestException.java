@@ -1,0 +1,42 @@
+package dev.quarry.ingest;
+
+/**
+ * A source that cannot be ingested, for a reason the user can act on. The message always names the
+ * file and the reason; it becomes a 4xx response or a CLI error line, never a stack trace.
+ */
+public final class IngestException extends Exception {
+  /** Why, as a stable machine-readable code. */
+  public enum Reason {
+    EMPTY,
+    UNSUPPORTED_TYPE,
+    TOO_LARGE,
+    CORRUPT,
+    ENCRYPTED,
+    ARCHIVE_BOMB,
+    INVALID_ENCODING,
+    MALFORMED
+  }
+
+  private final Reason reason;
+  private final String fileName;
+
+  public IngestException(Reason reason, String fileName, String detail) {
+    super(fileName + ": " + detail);
+    this.reason = reason;
+    this.fileName = fileName;
+  }
+
+  public IngestException(Reason reason, String fileName, String detail, Throwable cause) {
+    super(fileName + ": " + detail, cause);
+    this.reason = reason;
+    this.fileName = fileName;
+  }
+
+  public Reason reason() {
+    return reason;
+  }
+
+  public String fileName() {
+    return fileName;
+  }
+}

@@ -1,0 +1,124 @@
+package dev.quarry.ops;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * Every setting of the gateway, read once at start-up from the environment and passed down through
+ * constructors. Each setting names its variable, its default and its bounds; a bad value fails
+ * start-up with a message naming the variable.
+ */
+public record Config(
+    int httpPort,
+    String pgHost,
+    int pgPort,
+    String pgDatabase,
+    String pgUser,
+    String pgPassword,
+    int pgPoolSize,
+    Path dataDir,
+    long maxUploadBytes,
+    int contextBudgetChars,
+    String embeddingProvider,
+    String embeddingModel,
+    String embeddingBaseUrl,
+    String embeddingApiKey,
+    int searchDefaultLimit,
+    int searchMaxLimit,
+    int maxQueryChars) {
+
+  public static Config fromEnv() {
+    return fromEnv(System.getenv());
+  }
+
+  public static Config fromEnv(Map<String, String> env) {
+    Settings s = new Settings(env);
+    return new Config(
+        s.integer("QUARRY_HTTP_PORT", 8080, 0, 65535),
+        s.string("QUARRY_PG_HOST", "127.0.0.1"),
+        s.integer("QUARRY_PG_PORT", 5432, 1, 65535),
+        s.string("QUARRY_PG_DATABASE", "quarry"),
+        s.string("QUARRY_PG_USER", "quarry"),
+        s.string("QUARRY_PG_PASSWORD", "quarry"),
+        s.integer("QUARRY_PG_POOL_SIZE", 16, 1, 200),
+        Path.of(s.string("QUARRY_DATA_DIR", "var/data")),
+        s.integer("QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024, 1, Integer.MAX_VALUE),
+        s.integer("QUARRY_CONTEXT_BUDGET_CHARS", 10_000, 200, 200_000),
+        s.oneOf("QUARRY_EMBEDDING_PROVIDER", "onnx", "onnx", "openai"),
+        s.string("QUARRY_EMBEDDING_MODEL", "bge-small-en-v1.5-q"),
+        s.string("QUARRY_EMBEDDING_BASE_URL", env.getOrDefault("OPENAI_BASE_URL", "")),
+        s.string("QUARRY_EMBEDDING_API_KEY", env.getOrDefault("OPENAI_API_KEY", "")),
+        s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),
+        s.integer("QUARRY_SEARCH_MAX_LIMIT", 100, 1, 1000),
+        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000));
+  }
+
+  /** The same settings with another database name: tests use one database per test class. */
+  public Config withDatabase(String database) {
+    return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+  }
+
+  public Config withDataDir(Path dir) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+  }
+
+  public Config withHttpPort(int port) {
+    return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+  }
+
+  public Config withMaxUploadBytes(long bytes) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+  }
+
+  public String jdbcUrl() {
+    return "jdbc:postgresql://" + pgHost + ":" + pgPort + "/" + pgDatabase;
+  }
+
+  /** Thrown at start-up for a setting that is out of bounds or malformed. */
+  public static final class InvalidSetting extends RuntimeException {
+    public InvalidSetting(String message) {
+      super(message);
+    }
+  }
+
+  private record Settings(Map<String, String> env) {
+    String string(String name, String dflt) {
+      String v = env.get(name);
+      return v == null || v.isBlank() ? dflt : v.trim();
+    }
+
+    int integer(String name, int dflt, int min, int max) {
+      String v = env.get(name);
+      if (v == null || v.isBlank()) {
+        return dflt;
+      }
+      try {
+        int n = Integer.parseInt(v.trim());
+        if (n < min || n > max) {
+          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
+        }
+        return n;
+      } catch (NumberFormatException e) {
+        throw new InvalidSetting(name + "=" + v + " is not an integer");
+      }
+    }
+
+    String oneOf(String name, String dflt, String... allowed) {
+      String v = string(name, dflt);
+      for (String a : allowed) {
+        if (a.equals(v)) {
+          return v;
+        }
+      }
+      throw new InvalidSetting(name + "=" + v + " must be one of " + String.join(", ", allowed));
+    }
+  }
+}
