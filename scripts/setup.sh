@@ -114,11 +114,12 @@ find_java_home() {
     echo "$best"
 }
 
+NO_JDK_MSG="no JDK >= ${MIN_JAVA} found under /usr/lib/jvm. Install one, e.g. Eclipse Temurin 25 \
+into ${PREFERRED_JDK} (Debian 12 itself only ships openjdk-17, which is too old)."
+
 step_jdk() {
     local home
-    home=$(find_java_home) || die "no JDK >= ${MIN_JAVA} found under /usr/lib/jvm. \
-Install one, e.g. Eclipse Temurin 25 into ${PREFERRED_JDK} \
-(Debian 12's own openjdk-17 is too old)."
+    home=$(find_java_home) || die "$NO_JDK_MSG"
     say "jdk ok ($home)"
 }
 
@@ -324,21 +325,36 @@ ensure_tcp_password_auth() {
     say "pg_hba: added password rule for quarry on 127.0.0.1"
 }
 
-# Both settings only take effect at server start, so a restart is needed
-# exactly when the running value differs; comparing running values also
-# catches an ALTER SYSTEM from an earlier run that was never followed by a restart.
+# Both settings only take effect at server start, so the check compares the
+# running values (which also catches an earlier ALTER SYSTEM that was never
+# followed by a restart) and pending_restart (which catches a config file that
+# was changed since the last start and would undo them at the next restart).
+server_settings_state() {
+    pg_super -d postgres -c "select current_setting('max_connections') || ' ' || current_setting('shared_buffers')
+        || (select case when bool_or(pending_restart) then ' pending' else '' end
+            from pg_settings where name in ('max_connections', 'shared_buffers'))"
+}
+
 ensure_server_settings() {
-    local current
-    current=$(pg_super -d postgres -c "select current_setting('max_connections') || ' ' || current_setting('shared_buffers')")
-    [[ $current == "200 512MB" ]] && return 0
-    pg_super -d postgres <<'SQL'
+    local state
+    state=$(server_settings_state)
+    [[ $state == "200 512MB" ]] && return 0
+    pg_super -d postgres >/dev/null <<'SQL'
 ALTER SYSTEM SET max_connections = 200;
 ALTER SYSTEM SET shared_buffers = '512MB';
+SELECT pg_reload_conf();
 SQL
-    say "restarting postgresql (was: max_connections/shared_buffers = $current)"
-    run_logged pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" restart
-    current=$(pg_super -d postgres -c "select current_setting('max_connections') || ' ' || current_setting('shared_buffers')")
-    [[ $current == "200 512MB" ]] || die "after restart max_connections/shared_buffers = $current, expected 200 512MB"
+    # A reload is enough when only the file was off; the values need a restart.
+    sleep 0.2
+    state=$(server_settings_state)
+    if [[ $state != "200 512MB" ]]; then
+        say "restarting postgresql (max_connections/shared_buffers were: $state)"
+        run_logged pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" restart
+        state=$(server_settings_state)
+        [[ $state == "200 512MB" ]] || die "after restart max_connections/shared_buffers = $state, expected 200 512MB"
+    else
+        say "postgresql settings rewritten (no restart needed)"
+    fi
 }
 
 step_database() {
@@ -352,6 +368,9 @@ step_database() {
 
 # ---------------------------------------------------------------- 6. Docker
 
+# timeout: a daemon that accepts the connection but is wedged must not hang us.
+docker_up() { timeout 10 docker info >/dev/null 2>&1; }
+
 start_dockerd() {
     # No systemd in CI: run the daemon ourselves. No iptables and no bridge so
     # that it does not depend on netfilter/NAT support in sandboxed kernels;
@@ -363,7 +382,7 @@ start_dockerd() {
     disown || true
     local i
     for ((i = 0; i < 120; i++)); do
-        docker info >/dev/null 2>&1 && return 0
+        docker_up && return 0
         sleep 0.5
     done
     echo "setup: last lines of $DOCKERD_LOG:" >&2
@@ -385,7 +404,7 @@ step_docker() {
     command -v dockerd >/dev/null || pkgs+=(docker.io)
     apt_ensure "${pkgs[@]}"
 
-    if docker info >/dev/null 2>&1; then
+    if docker_up; then
         say "docker ok"
     else
         start_dockerd
@@ -398,7 +417,7 @@ step_docker() {
 main() {
     case "${1:-}" in
         --print-java-home)
-            find_java_home || die "no JDK >= ${MIN_JAVA} found under /usr/lib/jvm (install e.g. Eclipse Temurin 25 into ${PREFERRED_JDK})"
+            find_java_home || die "$NO_JDK_MSG"
             return 0
             ;;
         "") ;;
