@@ -28,7 +28,7 @@ public final class HtmlConverter implements Converter {
       "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5",
       "h6", "header", "hgroup", "hr", "li", "main", "menu", "ol", "p", "pre", "section", "summary",
       "table", "ul", "caption", "img", "picture", "video", "audio");
-  /** Nested tables deeper than this are flattened into their cell's text. */
+  /** Browsers cap colspan at 1000 too; a bigger span is taken as this. */
   private static final int MAX_SPAN = 1000;
 
   @Override
