@@ -172,7 +172,7 @@ class Executor:
         self.namespace["documents"] = documents
 
     # --- running a cell ---
-    def run_cell(self, code, emit, wall_time_ms=0, max_output_chars=0, cell_id=""):
+    def run_cell(self, code, emit, wall_time_ms=0, max_output_chars=0, preload_document_ids=()):
         """Runs one cell; emit(channel, text) receives output chunks in order. Returns a CellOutcome."""
         wall_time_ms = wall_time_ms or DEFAULT_WALL_TIME_MS
         capture = OutputCapture(emit, max_output_chars or DEFAULT_MAX_OUTPUT_CHARS)
@@ -181,7 +181,11 @@ class Executor:
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = capture.stdout, capture.stderr
         try:
+            if preload_document_ids:
+                self.preload_documents(preload_document_ids)
             outcome = self._run(code, capture, wall_time_ms)
+        except Exception as e:  # preloading failed: the cell did not start
+            outcome = CellOutcome("error", type(e).__name__, _clip(f"preloading documents: {_describe(e)}"))
         finally:
             self._disarm()
             sys.stdout, sys.stderr = saved
