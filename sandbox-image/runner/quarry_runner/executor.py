@@ -137,11 +137,13 @@ class Executor:
             if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
                 raise ValueError("search(query, limit=10): limit must be an int from 1 to 100")
             return await self._callback("search", {"query": query, "limit": limit})
+        search.__qualname__ = "search"  # error messages name it as the code knows it
         return search
 
     def _list_documents_fn(self):
         async def list_documents():
             return await self._callback("list_documents", {})
+        list_documents.__qualname__ = "list_documents"
         return list_documents
 
     def _llm_fn(self):
@@ -149,9 +151,15 @@ class Executor:
             if not isinstance(prompt, str) or not prompt.strip():
                 raise ValueError("llm(prompt): prompt must be a non-empty string")
             return await self._callback("llm", {"prompt": prompt})
+        llm.__qualname__ = "llm"
         return llm
 
     async def _callback(self, kind, arguments):
+        # Measured before encoding: a 240 MB prompt should fail at once, not after json.dumps.
+        size = sum(len(v) for v in arguments.values() if isinstance(v, str))
+        if size > MAX_CALLBACK_ARGUMENT_CHARS:
+            raise ValueError(f"{kind}(): arguments of {size} characters are over the "
+                             f"{MAX_CALLBACK_ARGUMENT_CHARS} limit")
         encoded = json.dumps(arguments)
         if len(encoded) > MAX_CALLBACK_ARGUMENT_CHARS:
             raise ValueError(f"{kind}(): arguments of {len(encoded)} characters are over the "
