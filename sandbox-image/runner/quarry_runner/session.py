@@ -7,6 +7,7 @@ runs the cells (signals, and so time limits, only work there).
 import itertools
 import json
 import queue
+import sys
 import threading
 import time
 
@@ -78,6 +79,10 @@ class Session:
                         self._executor.interrupt()
                 else:
                     raise ProtocolError(f"unknown gateway message: {kind}")
+        except Exception as e:
+            # The stream broke or the gateway spoke a newer protocol: either way this sandbox is
+            # over. sys.__stderr__, because sys.stderr may be a running cell's capture.
+            print(f"quarry-runner: stream ended: {e!r}", file=sys.__stderr__)
         finally:
             self._cells.put(_END)
 
