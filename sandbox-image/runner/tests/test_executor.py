@@ -116,6 +116,23 @@ class Output(ExecutorTest):
         self.assertIn("\\ud800", stdout)
 
 
+class Language(ExecutorTest):
+    def test_each_supported_construct_runs(self):
+        from test_validator import ALLOWED
+        for name, code in ALLOWED.items():
+            with self.subTest(name):
+                self.ok(code)
+
+    def test_each_rejected_construct_comes_back_as_a_typed_error_naming_it_and_its_line(self):
+        from test_validator import REJECTED
+        for code, construct, line in REJECTED:
+            with self.subTest(code):
+                outcome, stdout = self.error(code)
+                self.assertEqual(outcome.error_type, "ForbiddenConstruct")
+                self.assertTrue(outcome.error_message.startswith(f"line {line}: {construct} is not allowed"),
+                                outcome.error_message)
+
+
 class Errors(ExecutorTest):
     def test_a_rejected_construct_runs_nothing(self):
         outcome, stdout = self.error("print('ran')\nclass A:\n    pass")
