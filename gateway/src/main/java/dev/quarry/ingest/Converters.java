@@ -86,13 +86,14 @@ public final class Converters {
           + hint.name().toLowerCase(Locale.ROOT) + " but its bytes are not "
           + (hint == Hint.PDF ? "a PDF (no %PDF- header)" : "a DOCX (not a zip archive)"));
     }
-    if (indexOf(bytes, (byte) 0) >= 0) {
-      throw new IngestException(Reason.UNSUPPORTED_TYPE, fileName,
-          "is binary data (it contains NUL bytes) of an unknown type, not a supported document");
-    }
+    // UTF-16 text is full of NUL bytes: say what it is before calling it binary.
     if (startsWith(bytes, 0, 0xFF, 0xFE) || startsWith(bytes, 0, 0xFE, 0xFF)) {
       throw new IngestException(Reason.INVALID_ENCODING, fileName,
           "is UTF-16 text; only UTF-8 is accepted: save it as UTF-8 and upload it again");
+    }
+    if (indexOf(bytes, (byte) 0) >= 0) {
+      throw new IngestException(Reason.UNSUPPORTED_TYPE, fileName,
+          "is binary data (it contains NUL bytes) of an unknown type, not a supported document");
     }
     int bad = firstInvalidUtf8(bytes);
     if (bad >= 0) {

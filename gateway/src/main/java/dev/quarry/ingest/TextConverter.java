@@ -1,10 +1,5 @@
 package dev.quarry.ingest;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetDecoder;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -18,7 +13,7 @@ public final class TextConverter implements Converter {
 
   @Override
   public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
-    String text = decodeUtf8(fileName, bytes).replace("\r\n", "\n").replace('\r', '\n');
+    String text = StrictUtf8.decode(fileName, bytes).replace("\r\n", "\n").replace('\r', '\n');
     List<DocItem> items = new ArrayList<>();
     for (String paragraph : text.split("\n[ \t\f\u000B]*\n")) {
       String p = paragraph.strip();
@@ -35,24 +30,5 @@ public final class TextConverter implements Converter {
   private static String title(String fileName, String firstParagraph) {
     String firstLine = firstParagraph.lines().findFirst().orElse("").strip();
     return !firstLine.isEmpty() && firstLine.length() <= MAX_TITLE_CHARS ? firstLine : fileName;
-  }
-
-  /**
-   * Decodes strictly: a lenient decoder would silently turn bad bytes into U+FFFD and index
-   * garbage. A leading byte-order mark is dropped.
-   */
-  static String decodeUtf8(String fileName, byte[] bytes) throws IngestException {
-    CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
-        .onMalformedInput(CodingErrorAction.REPORT)
-        .onUnmappableCharacter(CodingErrorAction.REPORT);
-    ByteBuffer in = ByteBuffer.wrap(bytes);
-    try {
-      String s = decoder.decode(in).toString();
-      return s.startsWith("\uFEFF") ? s.substring(1) : s;
-    } catch (CharacterCodingException e) {
-      throw new IngestException(IngestException.Reason.INVALID_ENCODING, fileName,
-          "is not valid UTF-8 (bad byte sequence at offset " + in.position()
-              + "); save it as UTF-8 and upload it again", e);
-    }
   }
 }
