@@ -148,10 +148,6 @@ public final class DoclingJsonConverter implements Converter {
     }
 
     private void children(JsonNode node, int depth, List<Walked> out) throws IngestException {
-      if (depth > MAX_DEPTH) {
-        throw malformed("the tree is nested deeper than " + MAX_DEPTH + " levels at "
-            + node.path("self_ref").asText("?"));
-      }
       JsonNode children = node.get("children");
       if (children == null || children.isNull()) {
         return;
@@ -168,6 +164,9 @@ public final class DoclingJsonConverter implements Converter {
     private void visit(String ref, JsonNode node, int depth, List<Walked> out) throws IngestException {
       if (!seen.add(ref)) {
         throw malformed(ref + " is reached twice in the tree (a cycle or a shared child)");
+      }
+      if (depth > MAX_DEPTH) {
+        throw malformed("the tree is nested deeper than " + MAX_DEPTH + " levels at " + ref);
       }
       String kind = ref.substring(2, ref.lastIndexOf('/'));
       String label = node.path("label").asText("");
@@ -186,6 +185,11 @@ public final class DoclingJsonConverter implements Converter {
           if (label.equals("section_header")) {
             level = Math.clamp(node.path("level").asInt(1), 1, 6);
           }
+          JsonNode inline = leadingInlineGroup(node);
+          if (label.equals("list_item") && text(node).isBlank() && inline != null) {
+            listItemWithInlineText(ref, node, inline, depth, out, furniture);
+            return;
+          }
           out.add(new Walked(ref, label, text(node), pages(node), level, depth, furniture));
         }
         case "tables" -> out.add(new Walked(ref, label.isEmpty() ? "table" : label,
@@ -195,6 +199,43 @@ public final class DoclingJsonConverter implements Converter {
         default -> out.add(new Walked(ref, label, "", pages(node), 0, depth, furniture));
       }
       children(node, depth + 1, out);
+    }
+
+    /** The first child of {@code node} when it is an inline group, else null. */
+    private JsonNode leadingInlineGroup(JsonNode node) throws IngestException {
+      JsonNode first = node.path("children").path(0);
+      String ref = first.path("$ref").asText("");
+      if (!ref.startsWith("#/groups/")) {
+        return null;
+      }
+      JsonNode group = resolve(ref);
+      return group.path("label").asText("").equals("inline") ? group : null;
+    }
+
+    /**
+     * Docling leaves a list item with links empty and puts its words in an inline group below it;
+     * the words belong to the list item, so the item takes the group's text (keeping its own
+     * self_ref) and the group gives no item of its own.
+     */
+    private void listItemWithInlineText(
+        String ref, JsonNode node, JsonNode group, int depth, List<Walked> out, boolean furniture)
+        throws IngestException {
+      String groupRef = group.path("self_ref").asText();
+      if (!seen.add(groupRef)) {
+        throw malformed(groupRef + " is reached twice in the tree (a cycle or a shared child)");
+      }
+      List<Walked> parts = new ArrayList<>();
+      inline(groupRef, group, depth, parts, furniture);
+      Walked joined = parts.get(0);
+      TreeSet<Integer> pages = new TreeSet<>(pages(node));
+      pages.addAll(joined.pages);
+      out.add(new Walked(ref, "list_item", joined.text, List.copyOf(pages), 0, depth, furniture));
+      out.addAll(parts.subList(1, parts.size()));
+      JsonNode children = node.path("children");
+      for (int i = 1; i < children.size(); i++) {
+        String childRef = children.get(i).path("$ref").asText("");
+        visit(childRef, resolve(childRef), depth + 1, out);
+      }
     }
 
     /**

@@ -39,7 +39,13 @@ public final class MarkdownConverter implements Converter {
   public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
     String source = StrictUtf8.decode(fileName, bytes);
     ItemListBuilder out = new ItemListBuilder();
-    blocks(PARSER.parse(source), 0, out);
+    try {
+      blocks(PARSER.parse(source), 0, out);
+    } catch (StackOverflowError e) {
+      // The parser recurses over nested markup; a hostile input can nest deeper than any stack.
+      throw new IngestException(IngestException.Reason.MALFORMED, fileName,
+          "markup nested too deeply to parse");
+    }
     return new ConvertedDocument(out.title(fileName), SourceType.MARKDOWN, out.items());
   }
 

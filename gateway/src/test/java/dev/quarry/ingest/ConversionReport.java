@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * How close a converter's items come to docling's reference items for the same source. The
@@ -19,7 +20,8 @@ import java.util.Set;
  * {@link DoclingJsonConverter}; the figures are agreement ratios, never byte equality.
  *
  * <p>Items are aligned in order (a longest-common-subsequence over items whose words overlap
- * enough); label, page and heading-level agreement are measured on the aligned pairs.
+ * enough); label, page and heading-level agreement are measured on the aligned pairs, and
+ * {@code labelConfusions} counts the disagreeing pairs by "our label->docling's label".
  */
 public record ConversionReport(
     String document,
@@ -34,7 +36,8 @@ public record ConversionReport(
     int referenceHeaders,
     int sameHeadingLevel,
     List<String> tableShapes,
-    List<String> referenceTableShapes) {
+    List<String> referenceTableShapes,
+    Map<String, Integer> labelConfusions) {
 
   /** Two items are the same item when this share of their distinct words is common to both. */
   private static final double MATCH = 0.5;
@@ -79,12 +82,15 @@ public record ConversionReport(
     int samePages = 0;
     int headers = 0;
     int sameLevel = 0;
+    Map<String, Integer> confusions = new TreeMap<>();
     List<int[]> pairs = align(a, r);
     for (int[] p : pairs) {
       DocItem x = a.get(p[0]);
       DocItem y = r.get(p[1]);
       if (canonicalLabel(x.label()).equals(canonicalLabel(y.label()))) {
         sameLabel++;
+      } else {
+        confusions.merge(x.label() + "->" + y.label(), 1, Integer::sum);
       }
       if (x.pageNumbers().equals(y.pageNumbers())) {
         samePages++;
@@ -98,7 +104,7 @@ public record ConversionReport(
     }
     return new ConversionReport(document, actual.size(), reference.size(),
         ratio(common, referenceTotal), ratio(common, actualTotal), pairs.size(), r.size(),
-        sameLabel, samePages, headers, sameLevel, shapes(actual), shapes(reference));
+        sameLabel, samePages, headers, sameLevel, shapes(actual), shapes(reference), confusions);
   }
 
   /** Share of the reference's alignable items (those with words) that found a partner. */
@@ -127,10 +133,11 @@ public record ConversionReport(
   public String summary() {
     return String.format(Locale.ROOT,
         "%s: items %d/%d ref, words recall %.3f precision %.3f, aligned %.3f (%d/%d), labels %.3f,"
-            + " pages %.3f, heading levels %.3f (%d headers), tables %s vs ref %s",
+            + " pages %.3f, heading levels %.3f (%d headers), tables %s vs ref %s, label confusions"
+            + " (ours->ref) %s",
         document, items, referenceItems, tokenRecall, tokenPrecision, alignment(), aligned, alignable,
         labelAgreement(), pageAgreement(), headingLevelAgreement(), referenceHeaders, tableShapes,
-        referenceTableShapes);
+        referenceTableShapes, labelConfusions);
   }
 
   /** "rows×cols" of a Markdown table as MarkdownTable renders it (separator line excluded). */

@@ -123,6 +123,17 @@ class MarkdownConverterTest {
   }
 
   @Test
+  @DisplayName("rejects pathologically nested markup as malformed instead of crashing")
+  void tooDeep() {
+    String md = "*".repeat(50_000) + "z" + "*".repeat(50_000) + "\n";
+    assertThatThrownBy(() -> convert(md))
+        .isInstanceOfSatisfying(IngestException.class, e -> {
+          assertThat(e.reason()).isEqualTo(Reason.MALFORMED);
+          assertThat(e.getMessage()).isEqualTo("doc.md: markup nested too deeply to parse");
+        });
+  }
+
+  @Test
   @DisplayName("drops a byte-order mark")
   void bom() throws Exception {
     byte[] bytes = "\uFEFF# Title\n".getBytes(StandardCharsets.UTF_8);
