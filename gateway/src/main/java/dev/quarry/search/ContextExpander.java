@@ -61,6 +61,9 @@ final class ContextExpander {
   List<SearchHit> expand(List<RankedHit> ranked, int limit) {
     List<Context> results = new ArrayList<>();
     for (RankedHit hit : ranked) {
+      if (results.size() == limit) {
+        break; // the hits after this point are spares, fetched only to fill in for merges
+      }
       Context context = contextOf(hit);
       List<Context> overlapping = new ArrayList<>();
       for (Context r : results) {
@@ -69,9 +72,7 @@ final class ContextExpander {
         }
       }
       if (overlapping.isEmpty()) {
-        if (results.size() < limit) {
-          results.add(context);
-        }
+        results.add(context);
         continue;
       }
       // Results are in score order, so the first overlapping one is the best: it absorbs the rest.
