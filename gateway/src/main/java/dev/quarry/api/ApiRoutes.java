@@ -22,7 +22,6 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,17 +41,15 @@ public final class ApiRoutes {
   private final Config config;
   private final IngestService ingestService;
   private final DocumentStore documentStore;
-  private final DocumentsFs documentsFs;
   private final SearchService searchService;
 
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
-      DocumentStore documentStore, DocumentsFs documentsFs, SearchService searchService) {
+      DocumentStore documentStore, SearchService searchService) {
     this.vertx = vertx;
     this.pool = pool;
     this.config = config;
     this.ingestService = ingestService;
     this.documentStore = documentStore;
-    this.documentsFs = documentsFs;
     this.searchService = searchService;
   }
 
@@ -155,22 +152,11 @@ public final class ApiRoutes {
   }
 
   private void deleteDocument(RoutingContext ctx) {
-    UUID tenant = tenant(ctx);
     UUID id = Requests.documentId(ctx.pathParam("id"));
-    documentStore.delete(tenant, id)
-        .compose(deleted -> deleted ? refreshDocumentsFs(tenant) : Future.failedFuture(missing(id)))
+    documentStore.delete(tenant(ctx), id)
+        .compose(deleted -> deleted ? Future.succeededFuture() : Future.failedFuture(missing(id)))
         .onSuccess(v -> ctx.response().setStatusCode(204).end())
         .onFailure(ctx::fail);
-  }
-
-  /** The filesystem is a cache of the database: a failed refresh is logged, not the caller's problem. */
-  private Future<Void> refreshDocumentsFs(UUID tenant) {
-    return documentsFs.sync(tenant)
-        .<Void>mapEmpty()
-        .recover(e -> {
-          log.warn("documents filesystem of tenant {} not refreshed after a delete", tenant, e);
-          return Future.succeededFuture();
-        });
   }
 
   private void items(RoutingContext ctx) {
@@ -179,7 +165,7 @@ public final class ApiRoutes {
         .map(found -> found.orElseThrow(() -> missing(id)))
         .onSuccess(items -> ctx.response()
             .putHeader(HttpHeaders.CONTENT_TYPE, "application/x-ndjson")
-            .end(items.stream().map(item -> WireFormat.itemLine(item) + "\n").collect(Collectors.joining())))
+            .end(DocumentsFs.itemsJsonl(items)))
         .onFailure(ctx::fail);
   }
 

@@ -1,6 +1,5 @@
 package dev.quarry.api;
 
-import dev.quarry.ingest.DocItem;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.search.SearchHit;
 import dev.quarry.store.DocumentSummary;
@@ -61,19 +60,6 @@ final class WireFormat {
     JsonArray array = new JsonArray();
     hits.forEach(h -> array.add(hit(h)));
     return new JsonObject().put("results", array);
-  }
-
-  /** One line of items.jsonl (CONTRACT.md), without the trailing newline. */
-  static String itemLine(DocItem item) {
-    return new JsonObject()
-        .put("position", item.position())
-        .put("self_ref", item.selfRef())
-        .put("label", item.label())
-        .put("text", item.text())
-        .put("page_numbers", new JsonArray(List.copyOf(item.pageNumbers())))
-        .put("heading_level", item.headingLevel())
-        .put("tree_depth", item.treeDepth())
-        .encode();
   }
 
   static JsonObject error(ApiError e) {

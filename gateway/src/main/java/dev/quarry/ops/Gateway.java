@@ -42,8 +42,7 @@ public final class Gateway extends VerticleBase {
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
-              new DocumentStore(pool),
-              documentsFs,
+              new DocumentStore(pool, documentsFs),
               new SearchService(vertx, pool, embedder, config));
           return vertx.createHttpServer().requestHandler(routes.router()).listen(config.httpPort());
         })
@@ -55,6 +54,10 @@ public final class Gateway extends VerticleBase {
 
   /** The blocking part of start-up: schema, directories, the embedding model. */
   private Embedder prepare() throws Exception {
+    if (!config.embeddingProvider().equals("onnx")) {
+      throw new Config.InvalidSetting("QUARRY_EMBEDDING_PROVIDER=" + config.embeddingProvider()
+          + " is not available in this build; use onnx");
+    }
     Database.migrate(config);
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
