@@ -70,6 +70,20 @@ class DocxConverterTest {
   }
 
   @Test
+  @DisplayName("word_sample.docx: agreement with docling's reference output")
+  void sampleAgreement() {
+    ConversionReport r = ConversionReport.of(converter,
+        SharedData.path("docling/docx/word_sample.docx"));
+    System.out.println(r.summary());
+    assertThat(r.tokenRecall()).isGreaterThanOrEqualTo(0.99);
+    assertThat(r.tokenPrecision()).isGreaterThanOrEqualTo(0.99);
+    assertThat(r.alignment()).isGreaterThanOrEqualTo(0.95);
+    assertThat(r.labelAgreement()).isGreaterThanOrEqualTo(0.95);
+    assertThat(r.headingLevelAgreement()).isEqualTo(1.0);
+    assertThat(r.tablesAgree()).isTrue();
+  }
+
+  @Test
   @DisplayName("word_sample.docx: the table renders as docling's Markdown grid")
   void sampleTable() throws Exception {
     List<DocItem> tables = sample().items().stream().filter(i -> i.label().equals("table"))
