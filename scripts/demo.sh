@@ -96,7 +96,7 @@ quarry search --limit 2 "How many passengers did the Skerry Point route carry in
 step "A section question: the hit expands to the whole section of a Word document"
 quarry search --limit 2 "What should the crew do about a fire on the car deck?"
 
-step "A paraphrase: no shared keywords with the service notice that answers it"
+step "A paraphrase: the question is not worded the way the service notice that answers it is"
 quarry search --limit 2 "Can I take my car over to Skerry Point in February?"
 
 step "Across formats: the fleet table in the Markdown handbook"
