@@ -180,6 +180,23 @@ class ConvertersTest {
     assertThat(doc.items()).hasSize(2);
   }
 
+  @Test
+  @DisplayName("every real sample goes through the converter of its type")
+  void realConversions() throws Exception {
+    String[][] samples = {
+        {"docling/pdf/2305.03393v1-pg9.pdf", "PDF"},
+        {"docling/docx/word_sample.docx", "DOCX"},
+        {"docling/html/wiki_duck.html", "HTML"},
+        {"docling/md/wiki.md", "MARKDOWN"},
+        {"docling/docling-json/2206.01062.json", "DOCLING"}};
+    for (String[] s : samples) {
+      String name = s[0].substring(s[0].lastIndexOf('/') + 1);
+      ConvertedDocument doc = converters.convert(name, null, shared(s[0]));
+      assertThat(doc.sourceType()).as(name).isEqualTo(SourceType.valueOf(s[1]));
+      assertThat(doc.items()).as(name).isNotEmpty();
+    }
+  }
+
   static void expect(ThrowingCallable call, Reason reason, String fileName, String detail) {
     assertThatThrownBy(call)
         .isInstanceOfSatisfying(IngestException.class, e -> {

@@ -54,7 +54,6 @@ class SearchLatencyTest {
     pool = Database.pool(vertx, db.config());
     Embedder embedder = SharedEmbedder.get();
     search = new SearchService(vertx, pool, embedder, db.config());
-    search.prepare().await();
     var dir = SharedData.path("retrieval/vaswani_npl");
     List<String[]> docs = new ArrayList<>();
     Matcher m = Pattern.compile("<DOCNO>(\\d+)</DOCNO>\\s*(.*?)</DOC>", Pattern.DOTALL)
@@ -80,12 +79,21 @@ class SearchLatencyTest {
       load(c, docs, embedder.modelName(), embedder.dimensions());
       c.commit();
       try (Statement s = c.createStatement()) {
+        // For the ts_rank baseline only: what a plain full-text setup would index.
+        s.execute("ALTER TABLE chunks ADD COLUMN tsv tsvector"
+            + " GENERATED ALWAYS AS (to_tsvector('english', content)) STORED");
+        s.execute("CREATE INDEX chunks_tsv ON chunks USING gin (tsv)");
         s.execute("ANALYZE");
       }
       c.commit();
     }
-    System.out.printf("[search-bench] loaded %d chunks in %d ms%n", docs.size(),
-        (System.nanoTime() - t0) / 1_000_000);
+    long t1 = System.nanoTime();
+    // After the load, as a migration of an existing corpus would: one bulk HNSW build is far
+    // cheaper than inserting into the graph row by row.
+    search.prepare().await();
+    System.out.printf("[search-bench] loaded %d chunks (with BM25 triggers) in %d ms;"
+        + " HNSW build %d ms%n", docs.size(), (t1 - t0) / 1_000_000,
+        (System.nanoTime() - t1) / 1_000_000);
   }
 
   private static void load(Connection c, List<String[]> docs, String model, int dims)
@@ -258,8 +266,8 @@ class SearchLatencyTest {
         List<UUID> tsRanked = new ArrayList<>();
         try (PreparedStatement or = c.prepareStatement("""
             SELECT id FROM chunks, to_tsquery('english', ?) q
-            WHERE tenant_id = ? AND to_tsvector('english', content) @@ q
-            ORDER BY ts_rank(to_tsvector('english', content), q) DESC LIMIT 10""")) {
+            WHERE tenant_id = ? AND tsv @@ q
+            ORDER BY ts_rank(tsv, q) DESC LIMIT 10""")) {
           or.setString(1, orQuery.replaceAll("^\\s*\\|\\s*|\\s*\\|\\s*$", ""));
           or.setObject(2, tenant);
           try (ResultSet rs = or.executeQuery()) {
