@@ -3,7 +3,7 @@ package dev.quarry.ops;
 import dev.quarry.api.ApiRoutes;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.search.Embedder;
-import dev.quarry.search.OnnxEmbedder;
+import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import dev.quarry.store.DocumentStore;
@@ -52,16 +52,12 @@ public final class Gateway extends VerticleBase {
         });
   }
 
-  /** The blocking part of start-up: schema, directories, the embedding model. */
+  /** The blocking part of start-up: schema, directories, the embedding model (loaded or probed). */
   private Embedder prepare() throws Exception {
-    if (!config.embeddingProvider().equals("onnx")) {
-      throw new Config.InvalidSetting("QUARRY_EMBEDDING_PROVIDER=" + config.embeddingProvider()
-          + " is not available in this build; use onnx");
-    }
     Database.migrate(config);
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
-    return new OnnxEmbedder();
+    return Embedders.fromConfig(config);
   }
 
   /** The port actually bound (differs from the configured one when that is 0). */
