@@ -169,7 +169,8 @@ public final class DocumentsFs {
         .encode();
   }
 
-  static String itemsJsonl(List<DocItem> items) {
+  /** items.jsonl of CONTRACT.md, one line per item; the API serves exactly these bytes. */
+  public static String itemsJsonl(List<DocItem> items) {
     StringBuilder sb = new StringBuilder();
     for (DocItem it : items) {
       sb.append(new JsonObject()
