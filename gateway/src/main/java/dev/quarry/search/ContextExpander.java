@@ -170,7 +170,7 @@ final class ContextExpander {
 
     SearchHit toHit() {
       String text = String.join(SEPARATOR, items.values().stream().map(Item::text).toList());
-      if (items.isEmpty() || (!merged && text.length() < best.content().length())) {
+      if (items.isEmpty() || (!merged && text.length() < ownTextLength(best.headings(), best.content()))) {
         // The chunk's own text is the floor: its items may render shorter than it (or be gone).
         return new SearchHit(best.chunkId(), best.content(), best.documentId(),
             best.documentTitle(), best.documentUri(), best.score(), best.pageNumbers(),
@@ -188,5 +188,16 @@ final class ContextExpander {
           best.documentUri(), best.score(), List.copyOf(pages), best.headings(), List.copyOf(refs),
           List.copyOf(labels));
     }
+  }
+
+  /**
+   * The length of a chunk's text without the heading path the chunker puts in front of it for
+   * embedding ("A > B" and a blank line): the expanded items carry their own headers.
+   */
+  static int ownTextLength(List<String> headings, String content) {
+    String prefix = String.join(" > ", headings) + SEPARATOR;
+    return !headings.isEmpty() && content.startsWith(prefix)
+        ? content.length() - prefix.length()
+        : content.length();
   }
 }

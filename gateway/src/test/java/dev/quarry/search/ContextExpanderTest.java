@@ -36,6 +36,19 @@ class ContextExpanderTest {
   }
 
   @Test
+  @DisplayName("a chunk's heading path (added for embedding) does not stop its items being used")
+  void headingPathIsNotContent() {
+    RankedHit h = hit(DOC, 4, 1.0, 200);
+    String item = "item 04 of the doc";
+    RankedHit withPath = new RankedHit(h.chunkId(), h.score(), DOC, "Doc", "file:doc.md", 4, 5,
+        List.of("Part one", "Section 1.1"), "Part one > Section 1.1\n\n" + item, List.of(1),
+        List.of("#/texts/4"), List.of("text"), 20, items(4, 5));
+    List<SearchHit> out = new ContextExpander(1000).expand(List.of(withPath), 5);
+    assertThat(out.get(0).content()).isEqualTo(item);
+    assertThat(refs(out.get(0))).containsExactly("#/texts/4");
+  }
+
+  @Test
   @DisplayName("growth alternates: next item first, then the previous one")
   void alternates() {
     // Budget 78 = four items (4 * 20 - 2): the hit, after, before, after.
