@@ -160,7 +160,8 @@ final class IngestCommand implements Callable<Integer> {
   }
 
   private ProgressBar progressBar(int files) {
-    if (noProgress || files < PROGRESS_BAR_FROM) {
+    // A bar redrawn with carriage returns is noise in a log or a pipe: draw it on terminals only.
+    if (noProgress || files < PROGRESS_BAR_FROM || System.console() == null) {
       return null;
     }
     return new ProgressBarBuilder()
