@@ -33,6 +33,8 @@ public final class PdfConverter implements Converter {
 
   private static final Pattern PAGE_NUMBER = Pattern.compile(
       "(?i)(page\\s*)?([\\divxlc]+|[A-Z]?\\d+[-–.]\\d+)(\\s*(of|/)\\s*\\d+)?");
+  private static final Pattern MID_SENTENCE = Pattern.compile(".*[\\p{Ll},;\\-]$",
+      Pattern.DOTALL);
   private static final Pattern TRAILING_PUNCTUATION = Pattern.compile(".*[.,;:]$");
 
   private final int maxPages;
@@ -141,7 +143,12 @@ public final class PdfConverter implements Converter {
       for (Unit u : PdfLayout.order(headers.stream().map(PdfConverter::single).toList())) {
         items.text("page_header", text(((Block) u).lines()), pageNo, 0, 0);
       }
-      for (Unit unit : PdfLayout.order(units)) {
+      List<Unit> ordered = PdfLayout.order(units);
+      Map<Block, Block> continuations = continuations(ordered, bodySize, page);
+      for (Unit unit : ordered) {
+        if (continuations.containsValue(unit)) {
+          continue;
+        }
         switch (unit) {
           case Table t -> {
             items.table(MarkdownTable.render(t.grid()), pageNo);
@@ -163,7 +170,10 @@ public final class PdfConverter implements Converter {
           case Block b -> {
             String label = label(b, bodySize, p == 0 && !titleSeen, page);
             titleSeen |= label.equals("title");
-            String text = text(b.lines());
+            Block next = continuations.get(b);
+            String text = next == null ? text(b.lines())
+                : text(java.util.stream.Stream.concat(b.lines().stream(), next.lines().stream())
+                    .toList());
             if (label.equals("list_item")) {
               items.text(label, text, pageNo, 0, 1);
             } else {
@@ -177,6 +187,33 @@ public final class PdfConverter implements Converter {
       }
     }
     return items.list;
+  }
+
+  /**
+   * A paragraph that runs on into the next column: the block ends mid-sentence and the next text
+   * block in reading order (figures and captions skipped) starts higher up, in lower case. Maps the first
+   * block to its continuation, which then reads as part of it, as docling joins them.
+   */
+  private static Map<Block, Block> continuations(List<Unit> ordered, float bodySize, Page page) {
+    Map<Block, Block> out = new HashMap<>();
+    Block open = null;
+    for (Unit u : ordered) {
+      if (!(u instanceof Block b) || PdfLayout.CAPTION.matcher(text(b.lines())).matches()) {
+        continue;
+      }
+      String text = text(b.lines());
+      if (open != null && Character.isLowerCase(text.codePointAt(0))
+          && b.box().top() < open.box().bottom()
+          && Math.abs(b.lines().get(0).size() - open.lines().get(0).size()) <= 0.7f
+          && label(b, bodySize, false, page).equals("text")) {
+        out.put(open, b);
+        open = null;
+        continue;
+      }
+      open = label(b, bodySize, false, page).equals("text") && !out.containsValue(b)
+          && MID_SENTENCE.matcher(text).matches() ? b : null;
+    }
+    return out;
   }
 
   private static Block single(Line l) {

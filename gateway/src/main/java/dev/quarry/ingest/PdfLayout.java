@@ -474,8 +474,10 @@ final class PdfLayout {
   // ---- pictures ----
 
   /**
-   * Clusters the page's images into pictures; a picture takes the text lines inside it (figure
-   * labels) except captions, which stay in the flow to be labelled as captions.
+   * Clusters the page's images into pictures; a picture takes the short text lines on it (figure
+   * labels) except captions, which stay in the flow to be labelled as captions. Paragraph text is
+   * never taken: two images merge only when their joint box would swallow no paragraph line, so
+   * figures in neighbouring columns stay apart, and a paragraph over an image stays text.
    */
   static List<Picture> pictures(Page page, List<Line> lines) {
     List<PdfRect> frames = frames(page);
@@ -490,8 +492,8 @@ final class PdfLayout {
       if (b.width() * b.height() > 0.9f * pageArea && !lines.isEmpty()) {
         continue; // a page background behind real text
       }
-      // Images often extend past the figure's frame under a clipping path or a mask; when a
-      // drawn frame holds the image's centre, the frame is the picture's extent.
+      // Images often extend past the figure's frame under a soft mask; when a drawn frame holds
+      // the image's centre, the frame is the picture's extent.
       PdfRect frame = null;
       for (PdfRect f : frames) {
         if (f.contains(b.centerX(), b.centerY())) {
@@ -504,14 +506,23 @@ final class PdfLayout {
         framed.add(frame);
       }
     }
+    List<Line> paragraphLines = new ArrayList<>();
+    for (Line l : lines) {
+      if (isParagraphLine(l)) {
+        paragraphLines.add(l);
+      }
+    }
     boolean merged = true;
     while (merged) {
       merged = false;
       outer:
       for (int i = 0; i < boxes.size(); i++) {
         for (int j = i + 1; j < boxes.size(); j++) {
-          if (boxes.get(i).near(boxes.get(j), 6)) {
-            boxes.set(i, boxes.get(i).union(boxes.remove(j)));
+          PdfRect a = boxes.get(i);
+          PdfRect b = boxes.get(j);
+          if (a.near(b, 6) && !swallows(a.union(b), a, b, paragraphLines)) {
+            boxes.set(i, a.union(b));
+            boxes.remove(j);
             merged = true;
             break outer;
           }
@@ -521,9 +532,11 @@ final class PdfLayout {
     boxes.addAll(framed);
     List<Picture> pictures = new ArrayList<>();
     for (PdfRect box : boxes) {
+      // Labels often sit on the figure's edge, half outside the image.
+      PdfRect reach = new PdfRect(box.x0() - 2, box.top() - 4, box.x1() + 2, box.bottom() + 4);
       List<Line> inner = new ArrayList<>();
       for (Line l : lines) {
-        if (box.contains(l.box().centerX(), l.box().centerY())
+        if (reach.contains(l.box().centerX(), l.box().centerY()) && !isParagraphLine(l)
             && !CAPTION.matcher(l.text()).matches()) {
           inner.add(l);
         }
@@ -532,6 +545,22 @@ final class PdfLayout {
       pictures.add(new Picture(box, inner));
     }
     return pictures;
+  }
+
+  /** A line of running prose rather than a figure label: long and wordy. */
+  private static boolean isParagraphLine(Line l) {
+    return l.words().size() >= 7 && l.box().width() >= 12 * l.size();
+  }
+
+  /** Whether {@code union} covers a paragraph line that neither part covered on its own. */
+  private static boolean swallows(PdfRect union, PdfRect a, PdfRect b, List<Line> paragraphLines) {
+    for (Line l : paragraphLines) {
+      if (union.overlapArea(l.box()) > 0 && a.overlapArea(l.box()) == 0
+          && b.overlapArea(l.box()) == 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Boxes drawn with at least two horizontal and two vertical rules around some area. */
@@ -661,7 +690,10 @@ final class PdfLayout {
     List<List<Unit>> groups = new ArrayList<>();
     for (List<Unit> band : bands) {
       List<Unit> last = groups.isEmpty() ? null : groups.get(groups.size() - 1);
-      if (last != null && split(last, false, 4).size() > 1 && split(band, false, 4).size() > 1) {
+      // A band that holds one column's heading while the other column runs on belongs to the
+      // column layout too: join whenever either side has columns and the gutter survives.
+      if (last != null
+          && (split(last, false, 4).size() > 1 || split(band, false, 4).size() > 1)) {
         List<Unit> joined = new ArrayList<>(last);
         joined.addAll(band);
         if (split(joined, false, 4).size() > 1) {

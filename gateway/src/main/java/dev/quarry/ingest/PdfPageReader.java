@@ -109,6 +109,8 @@ final class PdfPageReader {
     private final List<float[]> path = new ArrayList<>();
     private Point2D.Float current = new Point2D.Float();
     private Point2D.Float start = new Point2D.Float();
+    private java.awt.geom.Rectangle2D.Float pathBounds;
+    private boolean clipPending;
 
     GraphicsCollector(PDPage page, PDRectangle crop) {
       super(page);
@@ -159,17 +161,42 @@ final class PdfPageReader {
       }
     }
 
+    /**
+     * PDFBox leaves clipping to the engine: the clip takes effect when the path ends. The path's
+     * bounding box stands in for its shape, which is exact for the usual rectangular figure clip
+     * and keeps a pathological path from costing area arithmetic.
+     */
     @Override
-    public void clip(int windingRule) {}
+    public void clip(int windingRule) {
+      clipPending = true;
+    }
+
+    private void applyPendingClip() {
+      if (clipPending && pathBounds != null) {
+        getGraphicsState().intersectClippingPath(new java.awt.geom.Area(pathBounds));
+      }
+      clipPending = false;
+      pathBounds = null;
+    }
+
+    private void extendBounds(float x, float y) {
+      if (pathBounds == null) {
+        pathBounds = new java.awt.geom.Rectangle2D.Float(x, y, 0, 0);
+      } else {
+        pathBounds.add(x, y);
+      }
+    }
 
     @Override
     public void moveTo(float x, float y) {
+      extendBounds(x, y);
       current = new Point2D.Float(x, y);
       start = current;
     }
 
     @Override
     public void lineTo(float x, float y) {
+      extendBounds(x, y);
       if (path.size() < MAX_RULINGS_PER_PAGE) {
         path.add(new float[] {current.x, current.y, x, y});
       }
@@ -178,6 +205,10 @@ final class PdfPageReader {
 
     @Override
     public void curveTo(float x1, float y1, float x2, float y2, float x3, float y3) {
+      // The control points bound the curve, so the box stays conservative.
+      extendBounds(x1, y1);
+      extendBounds(x2, y2);
+      extendBounds(x3, y3);
       current = new Point2D.Float(x3, y3);
     }
 
@@ -193,6 +224,7 @@ final class PdfPageReader {
 
     @Override
     public void endPath() {
+      applyPendingClip();
       path.clear();
     }
 
@@ -238,6 +270,7 @@ final class PdfPageReader {
       } else {
         keepSegments(3);
       }
+      applyPendingClip();
       path.clear();
     }
 
