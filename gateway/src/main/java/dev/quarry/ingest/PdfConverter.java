@@ -35,6 +35,7 @@ public final class PdfConverter implements Converter {
       "(?i)(page\\s*)?([\\divxlc]+|[A-Z]?\\d+[-–.]\\d+)(\\s*(of|/)\\s*\\d+)?");
   private static final Pattern MID_SENTENCE = Pattern.compile(".*[\\p{Ll},;\\-]$",
       Pattern.DOTALL);
+  private static final Pattern BULLET_PREFIX = Pattern.compile("^[•●◦▪■□‣⁃∙·\\-–*]\\s+");
   private static final Pattern TRAILING_PUNCTUATION = Pattern.compile(".*[.,;:]$");
 
   private final int maxPages;
@@ -132,6 +133,7 @@ public final class PdfConverter implements Converter {
       lines.removeAll(footers);
       List<Table> tables = PdfLayout.tables(page, lines);
       List<Picture> pictures = PdfLayout.pictures(page, lines);
+      tables.addAll(PdfLayout.alignedTables(lines));
       List<Block> blocks = PdfLayout.blocks(lines);
       List<Unit> units = new ArrayList<>(blocks);
       units.addAll(tables);
@@ -175,9 +177,11 @@ public final class PdfConverter implements Converter {
                 : text(java.util.stream.Stream.concat(b.lines().stream(), next.lines().stream())
                     .toList());
             if (label.equals("list_item")) {
-              items.text(label, text, pageNo, 0, 1);
+              items.text(label, BULLET_PREFIX.matcher(text).replaceFirst(""), pageNo, 0, 1);
+            } else if (label.equals("section_header")) {
+              items.header(text, pageNo, size(b));
             } else {
-              items.text(label, text, pageNo, label.equals("section_header") ? 1 : 0, 0);
+              items.text(label, text, pageNo, 0, 0);
             }
           }
         }
@@ -186,7 +190,15 @@ public final class PdfConverter implements Converter {
         items.text("page_footer", text(((Block) u).lines()), pageNo, 0, 0);
       }
     }
-    return items.list;
+    return items.withHeadingLevels();
+  }
+
+  private static float size(Block b) {
+    float size = 0;
+    for (Line l : b.lines()) {
+      size = Math.max(size, l.size());
+    }
+    return size;
   }
 
   /**
@@ -288,7 +300,12 @@ public final class PdfConverter implements Converter {
         nearest = Math.min(nearest, gap);
       }
     }
-    return nearest >= (known ? 0.5f : 1.2f) * l.size();
+    if (known) {
+      // Further from the body than a paragraph's own line spacing.
+      return nearest >= 0.8f * l.size();
+    }
+    // Unrecognised margin text passes for furniture only when set apart by size or by space.
+    return l.size() < bodySize - 0.5f ? nearest >= 1.2f * l.size() : nearest >= 2.5f * l.size();
   }
 
   /** Pairs each table and picture with the caption block just above or below it. */
@@ -332,6 +349,9 @@ public final class PdfConverter implements Converter {
     String text = text(b.lines());
     if (PdfLayout.CAPTION.matcher(text).matches()) {
       return "caption";
+    }
+    if (b.lines().get(0).rotated()) {
+      return "text"; // margin notes and axis labels, whatever their size
     }
     float size = 0;
     boolean emphasised = true;
@@ -378,6 +398,7 @@ public final class PdfConverter implements Converter {
   /** Collects items, numbering self_refs per kind in order as DoclingDocument does. */
   private static final class PdfItems {
     final List<DocItem> list = new ArrayList<>();
+    final Map<Integer, Float> headerSizes = new HashMap<>();
     int texts;
     int tables;
     int pictures;
@@ -387,6 +408,47 @@ public final class PdfConverter implements Converter {
         list.add(new DocItem(list.size(), "#/texts/" + texts++, label, text.strip(), pages, level,
             depth));
       }
+    }
+
+    /** A section header, its level settled by {@link #withHeadingLevels} once all are known. */
+    void header(String text, List<Integer> pages, float size) {
+      if (!text.isBlank()) {
+        headerSizes.put(list.size(), size);
+        text("section_header", text, pages, 1, 0);
+      }
+    }
+
+    /**
+     * Levels by font size when the headers come in two or three clearly distinct sizes (larger is
+     * higher); otherwise every header stays at level 1, as CONTRACT.md allows.
+     */
+    List<DocItem> withHeadingLevels() {
+      List<Float> sizes = new ArrayList<>(new java.util.TreeSet<>(headerSizes.values()));
+      java.util.Collections.reverse(sizes);
+      List<Float> clusters = new ArrayList<>();
+      for (float size : sizes) {
+        if (clusters.isEmpty() || clusters.get(clusters.size() - 1) - size > 1f) {
+          clusters.add(size);
+        }
+      }
+      if (clusters.size() < 2 || clusters.size() > 3) {
+        return list;
+      }
+      List<DocItem> out = new ArrayList<>(list.size());
+      for (DocItem item : list) {
+        Float size = headerSizes.get(item.position());
+        int level = 1;
+        if (size != null) {
+          for (int c = 0; c < clusters.size(); c++) {
+            if (size <= clusters.get(c) + 0.01f) {
+              level = c + 1;
+            }
+          }
+        }
+        out.add(size == null ? item : new DocItem(item.position(), item.selfRef(), item.label(),
+            item.text(), item.pageNumbers(), level, item.treeDepth()));
+      }
+      return out;
     }
 
     void table(String markdown, List<Integer> pages) {

@@ -20,11 +20,14 @@ final class PdfLayout {
   static final Pattern LIST_MARKER = Pattern.compile(
       "^([•●◦▪■□‣⁃∙·\\-–*]|\\(?(\\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)])\\s+\\S.*", Pattern.DOTALL);
 
+  /** A bullet on its own: list items often set it apart from their text by a wide gap. */
+  static final Pattern BULLET = Pattern.compile("[•●◦▪■□‣⁃∙·\\-–*]");
+
   record Word(String text, PdfRect box) {}
 
   /** A run of words on one baseline, not crossing a wide horizontal gap. */
   record Line(List<Word> words, PdfRect box, float baseline, float size, boolean bold,
-      boolean italic) {
+      boolean italic, boolean rotated) {
     String text() {
       StringBuilder sb = new StringBuilder();
       for (Word w : words) {
@@ -58,9 +61,20 @@ final class PdfLayout {
   // ---- lines ----
 
   static List<Line> lines(Page page) {
-    List<Glyph> glyphs = new ArrayList<>(page.glyphs());
-    glyphs.sort(Comparator.comparingDouble(Glyph::baseline).thenComparingDouble(Glyph::x0));
+    // Each text direction forms its lines apart, in its own coordinates.
+    java.util.Map<Integer, List<Glyph>> byDirection = new java.util.TreeMap<>();
+    for (Glyph g : page.glyphs()) {
+      byDirection.computeIfAbsent(g.direction(), d -> new ArrayList<>()).add(g);
+    }
     List<Line> lines = new ArrayList<>();
+    for (List<Glyph> glyphs : byDirection.values()) {
+      lines(glyphs, lines);
+    }
+    return lines;
+  }
+
+  private static void lines(List<Glyph> glyphs, List<Line> lines) {
+    glyphs.sort(Comparator.comparingDouble(Glyph::baseline).thenComparingDouble(Glyph::x0));
     List<Glyph> row = new ArrayList<>();
     float rowBaseline = 0;
     float rowSize = 0;
@@ -79,7 +93,6 @@ final class PdfLayout {
       row.add(g);
     }
     segments(row, lines);
-    return lines;
   }
 
   private static void segments(List<Glyph> row, List<Line> out) {
@@ -115,7 +128,8 @@ final class PdfLayout {
     }
     String text = line(segment).text();
     return text.split(" ").length <= 2
-        && (text.matches("(?i)figure|fig\\.|table|tab\\.")
+        && (text.matches("(?i)figure|fig\\.|table|tab\\.") || BULLET.matcher(text).matches()
+            || text.matches("\\(?([a-zA-Z]|\\d{1,3})[.)]")
             || text.matches("[\\dIVXivx]+(\\.[\\dIVXivx]+)*\\.?")
             || CAPTION.matcher(text + " x").matches());
   }
@@ -148,8 +162,22 @@ final class PdfLayout {
     }
     words.add(new Word(text.toString(), wordBox));
     int n = glyphs.size();
+    boolean rotated = glyphs.get(0).onPage() != null;
+    if (rotated) {
+      // Placed where it sits on the page; its words only matter as text from here on.
+      box = null;
+      for (Glyph g : glyphs) {
+        box = box == null ? g.onPage() : box.union(g.onPage());
+      }
+      baseline = box.bottom();
+      List<Word> placed = new ArrayList<>();
+      for (Word w : words) {
+        placed.add(new Word(w.text(), box));
+      }
+      words = placed;
+    }
     return new Line(List.copyOf(words), box, baseline, sizeSum / n, bold * 10 >= n * 9,
-        italic * 10 >= n * 9);
+        italic * 10 >= n * 9, rotated);
   }
 
   // ---- tables ----
@@ -469,6 +497,106 @@ final class PdfLayout {
       out.add(row);
     }
     return out;
+  }
+
+  /**
+   * Finds tables drawn without rulings: at least three consecutive rows, each split by wide gaps
+   * into two or more segments that fall into shared columns, with short cells rather than prose
+   * (two columns of running text also split every row, but into long lines). Removes the lines
+   * they hold from {@code lines}.
+   */
+  static List<Table> alignedTables(List<Line> lines) {
+    List<List<Line>> rows = rows(lines);
+    List<Table> tables = new ArrayList<>();
+    int i = 0;
+    while (i < rows.size()) {
+      int end = i;
+      while (end < rows.size() && rows.get(end).size() >= 2
+          && (end == i || closeRows(rows.get(end - 1), rows.get(end)))) {
+        end++;
+      }
+      Table t = end - i >= 3 ? alignedTable(rows.subList(i, end)) : null;
+      if (t != null) {
+        for (List<Line> row : rows.subList(i, end)) {
+          lines.removeAll(row);
+        }
+        tables.add(t);
+      }
+      i = Math.max(end, i + 1);
+    }
+    return tables;
+  }
+
+  /** Lines grouped by shared baseline, top to bottom, each row left to right. */
+  private static List<List<Line>> rows(List<Line> lines) {
+    List<Line> sorted = new ArrayList<>();
+    for (Line l : lines) {
+      if (!l.rotated()) {
+        sorted.add(l);
+      }
+    }
+    sorted.sort(Comparator.comparingDouble(Line::baseline));
+    List<List<Line>> rows = new ArrayList<>();
+    for (Line l : sorted) {
+      List<Line> last = rows.isEmpty() ? null : rows.get(rows.size() - 1);
+      if (last != null && Math.abs(last.get(0).baseline() - l.baseline()) <= 2) {
+        last.add(l);
+      } else {
+        rows.add(new ArrayList<>(List.of(l)));
+      }
+    }
+    for (List<Line> row : rows) {
+      row.sort(Comparator.comparingDouble(l -> l.box().x0()));
+    }
+    return rows;
+  }
+
+  private static boolean closeRows(List<Line> upper, List<Line> lower) {
+    float size = Math.max(upper.get(0).size(), lower.get(0).size());
+    return lower.get(0).baseline() - upper.get(0).baseline() <= 2.2f * size;
+  }
+
+  private static Table alignedTable(List<List<Line>> rows) {
+    List<Line> inside = new ArrayList<>();
+    int prose = 0;
+    for (List<Line> row : rows) {
+      inside.addAll(row);
+      for (Line l : row) {
+        prose += isParagraphLine(l) ? 1 : 0;
+      }
+    }
+    if (prose * 4 > inside.size()) {
+      return null;
+    }
+    PdfRect box = null;
+    for (Line l : inside) {
+      box = box == null ? l.box() : box.union(l.box());
+    }
+    List<Float> colEdges = textColumns(inside, box);
+    int cols = colEdges.size() - 1;
+    if (cols < 2 || cols > 50) {
+      return null;
+    }
+    List<List<String>> grid = new ArrayList<>();
+    for (List<Line> row : rows) {
+      List<List<Word>> cells = new ArrayList<>();
+      for (int c = 0; c < cols; c++) {
+        cells.add(new ArrayList<>());
+      }
+      for (Line l : row) {
+        int c = slot(colEdges, l.box().centerX());
+        if (!cells.get(c).isEmpty()) {
+          return null; // two segments in one column: not a grid
+        }
+        cells.get(c).addAll(l.words());
+      }
+      List<String> texts = new ArrayList<>();
+      for (List<Word> cell : cells) {
+        texts.add(joinWords(cell));
+      }
+      grid.add(texts);
+    }
+    return new Table(box, dropEmpty(grid));
   }
 
   // ---- pictures ----

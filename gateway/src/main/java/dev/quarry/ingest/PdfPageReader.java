@@ -34,9 +34,12 @@ final class PdfPageReader {
   private static final Pattern ITALIC =
       Pattern.compile("italic|oblique|cmti|sfti|cmsl|sfsl|-it\\b", Pattern.CASE_INSENSITIVE);
 
-  /** One glyph (or ligature) of text. */
+  /**
+   * One glyph (or ligature) of text. Coordinates run along the text's own direction, so rotated
+   * text still forms lines; {@code onPage} is where the glyph really sits, null when upright.
+   */
   record Glyph(String text, float x0, float x1, float top, float baseline, float size,
-      boolean bold, boolean italic) {}
+      boolean bold, boolean italic, int direction, PdfRect onPage) {}
 
   /** A thin horizontal or vertical line: at {@code pos} (y or x), from {@code from} to {@code to}. */
   record Ruling(boolean horizontal, float pos, float from, float to) {}
@@ -92,8 +95,18 @@ final class PdfPageReader {
           || (fd != null && (fd.isForceBold() || fd.getFontWeight() >= 600));
       boolean italic = ITALIC.matcher(name.toLowerCase(Locale.ROOT)).find()
           || (fd != null && fd.isItalic());
+      int direction = Math.round(text.getDir()) % 360;
+      PdfRect onPage = null;
+      if (direction != 0) {
+        // The glyph's origin in page space, grown by its size on every side: rough, but enough
+        // to place a rotated line among the upright ones.
+        float x = text.getX();
+        float y = text.getY();
+        float reach = Math.max(size, x1 - x0);
+        onPage = new PdfRect(x - reach, y - reach, x + reach, y + reach);
+      }
       glyphs.add(new Glyph(unicode, x0, x1, baseline - size * 0.75f, baseline, size, bold,
-          italic));
+          italic, direction, onPage));
     }
 
     @Override

@@ -1,0 +1,103 @@
+package dev.quarry.ingest;
+
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import org.apache.pdfbox.pdmodel.PDDocument;
+import org.apache.pdfbox.pdmodel.PDPage;
+import org.apache.pdfbox.pdmodel.PDPageContentStream;
+import org.apache.pdfbox.pdmodel.common.PDRectangle;
+import org.apache.pdfbox.pdmodel.font.PDType1Font;
+import org.apache.pdfbox.pdmodel.font.Standard14Fonts.FontName;
+import org.apache.pdfbox.pdmodel.graphics.image.LosslessFactory;
+import org.apache.pdfbox.pdmodel.graphics.image.PDImageXObject;
+import org.apache.pdfbox.util.Matrix;
+
+/**
+ * Writes small PDFs for tests with PDFBox and the standard 14 fonts. Positions are given top-down
+ * (y from the page's top edge, to the text's baseline) on US Letter pages, the way one reads a
+ * page, and converted to PDF's bottom-up space here.
+ */
+final class PdfFixture implements AutoCloseable {
+  static final PDType1Font REGULAR = new PDType1Font(FontName.TIMES_ROMAN);
+  static final PDType1Font BOLD = new PDType1Font(FontName.HELVETICA_BOLD);
+  static final PDType1Font SANS = new PDType1Font(FontName.HELVETICA);
+  static final float WIDTH = PDRectangle.LETTER.getWidth();
+  static final float HEIGHT = PDRectangle.LETTER.getHeight();
+
+  private final PDDocument doc = new PDDocument();
+  private PDPage page;
+  private PDPageContentStream content;
+
+  PdfFixture page() throws IOException {
+    closePage();
+    page = new PDPage(PDRectangle.LETTER);
+    doc.addPage(page);
+    content = new PDPageContentStream(doc, page);
+    return this;
+  }
+
+  PdfFixture text(float x, float baseline, PDType1Font font, float size, String text)
+      throws IOException {
+    content.beginText();
+    content.setFont(font, size);
+    content.newLineAtOffset(x, HEIGHT - baseline);
+    content.showText(text);
+    content.endText();
+    return this;
+  }
+
+  /** Lines of body text at a fixed pitch; returns the baseline after the last one. */
+  float lines(float x, float baseline, PDType1Font font, float size, float pitch,
+      String... lines) throws IOException {
+    for (String l : lines) {
+      text(x, baseline, font, size, l);
+      baseline += pitch;
+    }
+    return baseline;
+  }
+
+  /** Text turned 90° anticlockwise, reading upwards from (x, baseline). */
+  PdfFixture rotatedText(float x, float baseline, PDType1Font font, float size, String text)
+      throws IOException {
+    content.beginText();
+    content.setFont(font, size);
+    content.setTextMatrix(Matrix.getRotateInstance(Math.PI / 2, x, HEIGHT - baseline));
+    content.showText(text);
+    content.endText();
+    return this;
+  }
+
+  /** A grey image filling the box whose top-left corner is (x, top). */
+  PdfFixture image(float x, float top, float width, float height) throws IOException {
+    BufferedImage img = new BufferedImage(16, 16, BufferedImage.TYPE_INT_RGB);
+    for (int i = 0; i < 16; i++) {
+      for (int j = 0; j < 16; j++) {
+        img.setRGB(i, j, (i * 16 + j) * 0x010101);
+      }
+    }
+    PDImageXObject xobject = LosslessFactory.createFromImage(doc, img);
+    content.drawImage(xobject, x, HEIGHT - top - height, width, height);
+    return this;
+  }
+
+  byte[] bytes() throws IOException {
+    closePage();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    doc.save(out);
+    return out.toByteArray();
+  }
+
+  private void closePage() throws IOException {
+    if (content != null) {
+      content.close();
+      content = null;
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    closePage();
+    doc.close();
+  }
+}

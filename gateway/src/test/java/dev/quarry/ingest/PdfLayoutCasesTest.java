@@ -1,0 +1,256 @@
+package dev.quarry.ingest;
+
+import static dev.quarry.ingest.PdfFixture.BOLD;
+import static dev.quarry.ingest.PdfFixture.HEIGHT;
+import static dev.quarry.ingest.PdfFixture.REGULAR;
+import static dev.quarry.ingest.PdfFixture.SANS;
+import static dev.quarry.ingest.PdfFixture.WIDTH;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** Layouts we have no docling reference for, written with PDFBox so that each case is exact. */
+class PdfLayoutCasesTest {
+  private final PdfConverter converter = new PdfConverter();
+
+  private static final String[] BODY = {
+      "Field samples are logged on the day they are taken, with the site, the depth",
+      "and the weather noted beside each entry so that a later reader can trace every",
+      "measurement back to the place and the conditions in which it was made."};
+
+  private static final String[] MORE_BODY = {
+      "Each core is photographed before it is split, and the photographs are kept with",
+      "the log so that colour changes during drying can be told apart from real layers."};
+
+  private ConvertedDocument convert(PdfFixture pdf) throws Exception {
+    return converter.convert("fixture.pdf", pdf.bytes());
+  }
+
+  private static List<String> labels(ConvertedDocument doc) {
+    return doc.items().stream().map(DocItem::label).toList();
+  }
+
+  @Test
+  @DisplayName("single column: a title, headings of two sizes mapped to levels 1 and 2, body text")
+  void headingSizes() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(72, 90, BOLD, 24, "Quarry Field Guide");
+      pdf.text(72, 140, BOLD, 18, "1 Introduction");
+      float y = pdf.lines(72, 165, REGULAR, 11, 14, BODY);
+      pdf.text(72, y + 14, BOLD, 14, "1.1 Scope");
+      y = pdf.lines(72, y + 36, REGULAR, 11, 14, MORE_BODY);
+      pdf.text(72, y + 20, BOLD, 18, "2 Methods");
+      y = pdf.lines(72, y + 45, REGULAR, 11, 14, BODY);
+      pdf.text(72, y + 14, BOLD, 14, "2.1 Sampling");
+      pdf.lines(72, y + 36, REGULAR, 11, 14, MORE_BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.title()).isEqualTo("Quarry Field Guide");
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::headingLevel).containsExactly(
+          tuple("title", 0), tuple("section_header", 1), tuple("text", 0),
+          tuple("section_header", 2), tuple("text", 0), tuple("section_header", 1),
+          tuple("text", 0), tuple("section_header", 2), tuple("text", 0));
+      assertThat(doc.items().get(2).text()).isEqualTo(String.join(" ", BODY));
+      assertThat(doc.items()).allSatisfy(i -> assertThat(i.pageNumbers()).containsExactly(1));
+    }
+  }
+
+  @Test
+  @DisplayName("headings in one size stay at level 1")
+  void oneHeadingSize() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(72, 90, BOLD, 14, "Introduction");
+      float y = pdf.lines(72, 115, REGULAR, 11, 14, BODY);
+      pdf.text(72, y + 14, BOLD, 14, "Methods");
+      pdf.lines(72, y + 39, REGULAR, 11, 14, MORE_BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).filteredOn(i -> i.label().equals("section_header"))
+          .extracting(DocItem::text, DocItem::headingLevel)
+          .containsExactly(tuple("Introduction", 1), tuple("Methods", 1));
+    }
+  }
+
+  @Test
+  @DisplayName("two columns: read column by column under a full-width title, a paragraph running"
+      + " on into the next column joined")
+  void twoColumns() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(150, 80, BOLD, 20, "Notes on Core Sampling Practice");
+      pdf.text(72, 130, BOLD, 12, "Alpha Section");
+      pdf.lines(72, 150, REGULAR, 10, 12.5f,
+          "Alpha text begins here and explains how the",
+          "drill is set up before the first core is cut",
+          "from the ground at the marked site, checked",
+          "twice by the second member of the crew, and");
+      pdf.lines(320, 150, REGULAR, 10, 12.5f,
+          "then logged in the notebook before the crew",
+          "moves on to the next site of the survey.");
+      pdf.text(320, 200, BOLD, 12, "Beta Section");
+      pdf.lines(320, 220, REGULAR, 10, 12.5f,
+          "Beta text covers the storage of the cores in",
+          "labelled boxes that are kept dry and cool until",
+          "they reach the laboratory for their analysis.");
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label).containsExactly(
+          "title", "section_header", "text", "section_header", "text");
+      assertThat(doc.items().get(1).text()).isEqualTo("Alpha Section");
+      assertThat(doc.items().get(2).text()).startsWith("Alpha text begins")
+          .contains("second member of the crew, and then logged in the notebook")
+          .endsWith("next site of the survey.");
+      assertThat(doc.items().get(3).text()).isEqualTo("Beta Section");
+      assertThat(doc.items().get(4).text()).startsWith("Beta text covers");
+    }
+  }
+
+  @Test
+  @DisplayName("a table drawn without ruling lines, its text aligned in columns, becomes a"
+      + " Markdown table with its caption")
+  void unruledTable() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      float y = pdf.lines(72, 90, REGULAR, 11, 14, BODY);
+      pdf.text(72, y + 10, REGULAR, 10, "Table 1. Properties of common metals.");
+      String[][] rows = {
+          {"Metal", "Density (g/cm3)", "Melting point (C)"},
+          {"Aluminium", "2.70", "660"},
+          {"Copper", "8.96", "1085"},
+          {"Iron", "7.87", "1538"},
+          {"Titanium", "4.51", "1668"}};
+      float rowY = y + 32;
+      for (String[] row : rows) {
+        pdf.text(72, rowY, REGULAR, 10, row[0]);
+        pdf.text(200, rowY, REGULAR, 10, row[1]);
+        pdf.text(340, rowY, REGULAR, 10, row[2]);
+        rowY += 14;
+      }
+      pdf.lines(72, rowY + 16, REGULAR, 11, 14, MORE_BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(labels(doc)).containsExactly("text", "table", "caption", "text");
+      String table = doc.items().get(1).text();
+      assertThat(ConversionReport.tableShape(table)).isEqualTo("5x3");
+      assertThat(table).startsWith("| Metal | Density (g/cm3) | Melting point (C) |\n|---|---|---|")
+          .contains("| Copper | 8.96 | 1085 |").endsWith("| Titanium | 4.51 | 1668 |");
+      assertThat(doc.items().get(2).text()).isEqualTo("Table 1. Properties of common metals.");
+    }
+  }
+
+  @Test
+  @DisplayName("bulleted and numbered lists: one list_item per item, wrapped lines joined,"
+      + " bullets dropped and numbers kept")
+  void lists() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(72, 90, REGULAR, 11, "The kit holds the following items for each crew member:");
+      String[] bullets = {"A field notebook with waterproof pages", "Two pencils",
+          "A tape measure"};
+      float y = 112;
+      for (String b : bullets) {
+        pdf.text(80, y, SANS, 11, "\u2022");
+        pdf.text(94, y, REGULAR, 11, b);
+        y += 15;
+        if (b.startsWith("A field")) {
+          pdf.text(94, y, REGULAR, 11, "and a spare cover in case of heavy rain");
+          y += 15;
+        }
+      }
+      pdf.text(72, y + 10, REGULAR, 11, "At each site the crew works through these steps:");
+      y += 32;
+      String[] steps = {"Mark the site on the map.", "Record the depth of the core.",
+          "Photograph the core before splitting it."};
+      for (int i = 0; i < steps.length; i++) {
+        pdf.text(80, y, REGULAR, 11, (i + 1) + ".");
+        pdf.text(94, y, REGULAR, 11, steps[i]);
+        y += 15;
+      }
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::text).containsExactly(
+          tuple("text", "The kit holds the following items for each crew member:"),
+          tuple("list_item",
+              "A field notebook with waterproof pages and a spare cover in case of heavy rain"),
+          tuple("list_item", "Two pencils"),
+          tuple("list_item", "A tape measure"),
+          tuple("text", "At each site the crew works through these steps:"),
+          tuple("list_item", "1. Mark the site on the map."),
+          tuple("list_item", "2. Record the depth of the core."),
+          tuple("list_item", "3. Photograph the core before splitting it."));
+      assertThat(doc.items()).filteredOn(i -> i.label().equals("list_item"))
+          .allSatisfy(i -> assertThat(i.treeDepth()).isEqualTo(1));
+    }
+  }
+
+  @Test
+  @DisplayName("a running header and 'Page N of M' footers on every page are page furniture")
+  void headersAndFooters() throws Exception {
+    try (PdfFixture pdf = new PdfFixture()) {
+      for (int p = 1; p <= 3; p++) {
+        pdf.page();
+        pdf.text(72, 40, SANS, 9, "Quarry Field Guide - Draft");
+        pdf.lines(72, 100, REGULAR, 11, 14, p == 2 ? MORE_BODY : BODY);
+        pdf.text(WIDTH / 2 - 25, HEIGHT - 30, SANS, 9, "Page " + p + " of 3");
+      }
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::text, DocItem::pageNumbers)
+          .containsExactly(
+              tuple("page_header", "Quarry Field Guide - Draft", List.of(1)),
+              tuple("text", String.join(" ", BODY), List.of(1)),
+              tuple("page_footer", "Page 1 of 3", List.of(1)),
+              tuple("page_header", "Quarry Field Guide - Draft", List.of(2)),
+              tuple("text", String.join(" ", MORE_BODY), List.of(2)),
+              tuple("page_footer", "Page 2 of 3", List.of(2)),
+              tuple("page_header", "Quarry Field Guide - Draft", List.of(3)),
+              tuple("text", String.join(" ", BODY), List.of(3)),
+              tuple("page_footer", "Page 3 of 3", List.of(3)));
+    }
+  }
+
+  @Test
+  @DisplayName("text turned 90° in the margin comes out whole, apart from the body text")
+  void rotatedText() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.rotatedText(36, 600, SANS, 12, "arXiv:2305.03393v1 [cs.CV] 5 May 2023");
+      pdf.lines(72, 100, REGULAR, 11, 14, BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::text).containsExactlyInAnyOrder(
+          "arXiv:2305.03393v1 [cs.CV] 5 May 2023", String.join(" ", BODY));
+      assertThat(doc.items()).allSatisfy(i -> assertThat(i.label()).isEqualTo("text"));
+    }
+  }
+
+  @Test
+  @DisplayName("an empty page between two pages of text yields no items and no failure")
+  void emptyPage() throws Exception {
+    try (PdfFixture pdf = new PdfFixture()) {
+      pdf.page().lines(72, 100, REGULAR, 11, 14, BODY);
+      pdf.page();
+      pdf.page().lines(72, 100, REGULAR, 11, 14, MORE_BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::pageNumbers).containsExactly(
+          tuple("text", List.of(1)), tuple("text", List.of(3)));
+    }
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      ConvertedDocument doc = convert(pdf);
+      assertThat(doc.items()).isEmpty();
+      assertThat(doc.title()).isEqualTo("fixture.pdf");
+    }
+  }
+
+  @Test
+  @DisplayName("a scanned page, only an image without text, becomes one picture item")
+  void scannedPage() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.image(0, 0, WIDTH, HEIGHT);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::selfRef, DocItem::pageNumbers)
+          .containsExactly(tuple("picture", "#/pictures/0", List.of(1)));
+    }
+  }
+}
