@@ -640,23 +640,7 @@ final class PdfLayout {
         paragraphLines.add(l);
       }
     }
-    boolean merged = true;
-    while (merged) {
-      merged = false;
-      outer:
-      for (int i = 0; i < boxes.size(); i++) {
-        for (int j = i + 1; j < boxes.size(); j++) {
-          PdfRect a = boxes.get(i);
-          PdfRect b = boxes.get(j);
-          if (a.near(b, 6) && !swallows(a.union(b), a, b, paragraphLines)) {
-            boxes.set(i, a.union(b));
-            boxes.remove(j);
-            merged = true;
-            break outer;
-          }
-        }
-      }
-    }
+    boxes = mergeNear(boxes, paragraphLines);
     boxes.addAll(framed);
     List<Picture> pictures = new ArrayList<>();
     for (PdfRect box : boxes) {
@@ -675,6 +659,64 @@ final class PdfLayout {
     return pictures;
   }
 
+  /**
+   * Merges images that touch into one picture, round by round (a merged box may reach further
+   * images), each round a single pass over pairs so that a page tiled with many images stays
+   * cheap. Boxes are sorted by left edge so that the pass can stop once boxes lie beyond reach.
+   */
+  private static List<PdfRect> mergeNear(List<PdfRect> boxes, List<Line> paragraphLines) {
+    for (int round = 0; round < 8 && boxes.size() > 1; round++) {
+      List<PdfRect> sorted = new ArrayList<>(boxes);
+      sorted.sort(Comparator.comparingDouble(PdfRect::x0));
+      int n = sorted.size();
+      int[] parent = new int[n];
+      for (int i = 0; i < n; i++) {
+        parent[i] = i;
+      }
+      boolean changed = false;
+      for (int i = 0; i < n; i++) {
+        PdfRect a = sorted.get(i);
+        for (int j = i + 1; j < n && sorted.get(j).x0() <= a.x1() + 6; j++) {
+          PdfRect b = sorted.get(j);
+          if (find(parent, i) != find(parent, j) && a.near(b, 6)
+              && !swallows(a.union(b), a, b, paragraphLines)) {
+            parent[find(parent, i)] = find(parent, j);
+            changed = true;
+          }
+        }
+      }
+      if (!changed) {
+        break;
+      }
+      java.util.Map<Integer, List<PdfRect>> components = new java.util.LinkedHashMap<>();
+      for (int i = 0; i < n; i++) {
+        components.computeIfAbsent(find(parent, i), k -> new ArrayList<>()).add(sorted.get(i));
+      }
+      boxes = new ArrayList<>();
+      for (List<PdfRect> members : components.values()) {
+        // Pairs that merged harmlessly may still, chained together, reach over a paragraph.
+        PdfRect union = PdfRect.around(members);
+        if (swallowsAny(union, members, paragraphLines)) {
+          boxes.addAll(members);
+        } else {
+          boxes.add(union);
+        }
+      }
+    }
+    return boxes;
+  }
+
+  private static boolean swallowsAny(PdfRect union, List<PdfRect> members,
+      List<Line> paragraphLines) {
+    for (Line l : paragraphLines) {
+      if (union.overlapArea(l.box()) > 0
+          && members.stream().allMatch(m -> m.overlapArea(l.box()) == 0)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** A line of running prose rather than a figure label: long and wordy. */
   private static boolean isParagraphLine(Line l) {
     return l.words().size() >= 7 && l.box().width() >= 12 * l.size();
@@ -682,13 +724,7 @@ final class PdfLayout {
 
   /** Whether {@code union} covers a paragraph line that neither part covered on its own. */
   private static boolean swallows(PdfRect union, PdfRect a, PdfRect b, List<Line> paragraphLines) {
-    for (Line l : paragraphLines) {
-      if (union.overlapArea(l.box()) > 0 && a.overlapArea(l.box()) == 0
-          && b.overlapArea(l.box()) == 0) {
-        return true;
-      }
-    }
-    return false;
+    return swallowsAny(union, List.of(a, b), paragraphLines);
   }
 
   /** Boxes drawn with at least two horizontal and two vertical rules around some area. */

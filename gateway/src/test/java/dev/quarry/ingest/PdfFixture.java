@@ -28,6 +28,7 @@ final class PdfFixture implements AutoCloseable {
   private final PDDocument doc = new PDDocument();
   private PDPage page;
   private PDPageContentStream content;
+  private PDImageXObject xobject;
 
   PdfFixture page() throws IOException {
     closePage();
@@ -70,15 +71,42 @@ final class PdfFixture implements AutoCloseable {
 
   /** A grey image filling the box whose top-left corner is (x, top). */
   PdfFixture image(float x, float top, float width, float height) throws IOException {
-    BufferedImage img = new BufferedImage(16, 16, BufferedImage.TYPE_INT_RGB);
-    for (int i = 0; i < 16; i++) {
-      for (int j = 0; j < 16; j++) {
-        img.setRGB(i, j, (i * 16 + j) * 0x010101);
+    content.drawImage(xobject(), x, HEIGHT - top - height, width, height);
+    return this;
+  }
+
+  /** An image drawn larger than the clipping rectangle that shows only part of it. */
+  PdfFixture clippedImage(float clipX, float clipTop, float clipWidth, float clipHeight,
+      float x, float top, float width, float height) throws IOException {
+    content.saveGraphicsState();
+    content.addRect(clipX, HEIGHT - clipTop - clipHeight, clipWidth, clipHeight);
+    content.clip();
+    image(x, top, width, height);
+    content.restoreGraphicsState();
+    return this;
+  }
+
+  /** The page covered by square tiles of one image, as some scanners write a page. */
+  PdfFixture tiles(float side) throws IOException {
+    for (float y = 0; y < HEIGHT; y += side) {
+      for (float x = 0; x < WIDTH; x += side) {
+        image(x, y, side, side);
       }
     }
-    PDImageXObject xobject = LosslessFactory.createFromImage(doc, img);
-    content.drawImage(xobject, x, HEIGHT - top - height, width, height);
     return this;
+  }
+
+  private PDImageXObject xobject() throws IOException {
+    if (xobject == null) {
+      BufferedImage img = new BufferedImage(16, 16, BufferedImage.TYPE_INT_RGB);
+      for (int i = 0; i < 16; i++) {
+        for (int j = 0; j < 16; j++) {
+          img.setRGB(i, j, (i * 16 + j) * 0x010101);
+        }
+      }
+      xobject = LosslessFactory.createFromImage(doc, img);
+    }
+    return xobject;
   }
 
   byte[] bytes() throws IOException {

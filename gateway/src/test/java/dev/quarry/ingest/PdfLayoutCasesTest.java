@@ -7,8 +7,13 @@ import static dev.quarry.ingest.PdfFixture.SANS;
 import static dev.quarry.ingest.PdfFixture.WIDTH;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.time.Duration;
 import java.util.List;
+import org.apache.pdfbox.Loader;
+import org.apache.pdfbox.pdmodel.PDDocument;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -251,6 +256,64 @@ class PdfLayoutCasesTest {
 
       assertThat(doc.items()).extracting(DocItem::label, DocItem::selfRef, DocItem::pageNumbers)
           .containsExactly(tuple("picture", "#/pictures/0", List.of(1)));
+    }
+  }
+
+  @Test
+  @DisplayName("an image larger than its clipping path counts only as far as it shows")
+  void clippedImageBounds() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.clippedImage(320, 100, 220, 150, 150, 60, 500, 300);
+      try (PDDocument doc = Loader.loadPDF(pdf.bytes())) {
+        PdfPageReader.Page page = PdfPageReader.read(doc, 0);
+        assertThat(page.images()).singleElement().satisfies(box -> {
+          assertThat(box.x0()).isCloseTo(320, within(0.5f));
+          assertThat(box.top()).isCloseTo(100, within(0.5f));
+          assertThat(box.x1()).isCloseTo(540, within(0.5f));
+          assertThat(box.bottom()).isCloseTo(250, within(0.5f));
+        });
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a clipped figure in the right column leaves the left column's text and order"
+      + " alone")
+  void clippedFigureBesideText() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(72, 100, BOLD, 12, "Left Heading");
+      pdf.lines(72, 120, REGULAR, 10, 12.5f,
+          "The left column opens with a paragraph that is",
+          "long enough to run over several lines of text,",
+          "all of them beside the figure on the right side.");
+      pdf.lines(72, 200, REGULAR, 10, 12.5f,
+          "A second paragraph in the left column follows",
+          "after a gap and must stay a paragraph of text.");
+      pdf.clippedImage(320, 100, 220, 120, 150, 60, 500, 300);
+      pdf.text(320, 235, REGULAR, 9, "Figure 1. A clipped figure.");
+      pdf.lines(320, 260, REGULAR, 10, 12.5f,
+          "The right column goes on below the figure with",
+          "text that the picture must not take for itself.");
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label).containsExactly(
+          "section_header", "text", "text", "picture", "caption", "text");
+      assertThat(doc.items().get(1).text()).startsWith("The left column opens");
+      assertThat(doc.items().get(2).text()).startsWith("A second paragraph");
+      assertThat(doc.items().get(4).text()).isEqualTo("Figure 1. A clipped figure.");
+      assertThat(doc.items().get(5).text()).startsWith("The right column goes on");
+    }
+  }
+
+  @Test
+  @DisplayName("a page tiled with thousands of small images is one picture, converted quickly")
+  void tiledScan() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.tiles(12);
+      byte[] bytes = pdf.bytes();
+      ConvertedDocument doc = assertTimeoutPreemptively(Duration.ofSeconds(30),
+          () -> converter.convert("tiles.pdf", bytes));
+      assertThat(doc.items()).extracting(DocItem::label).containsExactly("picture");
     }
   }
 }
