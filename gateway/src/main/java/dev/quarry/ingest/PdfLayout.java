@@ -511,8 +511,8 @@ final class PdfLayout {
     int i = 0;
     while (i < rows.size()) {
       int end = i;
-      while (end < rows.size() && rows.get(end).size() >= 2
-          && (end == i || closeRows(rows.get(end - 1), rows.get(end)))) {
+      while (end < rows.size() && (end == i || closeRows(rows.get(end - 1), rows.get(end)))
+          && (rows.get(end).size() >= 2 || end > i && wrappedCell(rows, i, end))) {
         end++;
       }
       Table t = end - i >= 3 ? alignedTable(rows.subList(i, end)) : null;
@@ -525,6 +525,18 @@ final class PdfLayout {
       i = Math.max(end, i + 1);
     }
     return tables;
+  }
+
+  /**
+   * A lone short segment between two rows of a table, clear of the first column: the second line
+   * of a cell whose text wraps.
+   */
+  private static boolean wrappedCell(List<List<Line>> rows, int start, int at) {
+    List<Line> row = rows.get(at);
+    Line l = row.get(0);
+    return row.size() == 1 && at + 1 < rows.size() && rows.get(at + 1).size() >= 2
+        && closeRows(row, rows.get(at + 1)) && !isParagraphLine(l)
+        && l.box().x0() > rows.get(start).get(0).box().x1();
   }
 
   /** Lines grouped by shared baseline, top to bottom, each row left to right. */
@@ -562,10 +574,17 @@ final class PdfLayout {
     for (List<Line> row : rows) {
       inside.addAll(row);
       for (Line l : row) {
-        prose += isParagraphLine(l) ? 1 : 0;
+        // A wordy line going on in lower case continues a sentence: a column of prose.
+        boolean runsOn = l.words().size() >= 3 && Character.isLowerCase(l.text().codePointAt(0));
+        prose += isParagraphLine(l) || runsOn ? 1 : 0;
       }
     }
-    if (prose * 4 > inside.size()) {
+    int words = 0;
+    for (Line l : inside) {
+      words += l.words().size();
+    }
+    // Narrow columns of prose split every row too, but into lines of many words.
+    if (prose * 4 > inside.size() || words > 5 * inside.size()) {
       return null;
     }
     PdfRect box = null;
@@ -593,6 +612,16 @@ final class PdfLayout {
       List<String> texts = new ArrayList<>();
       for (List<Word> cell : cells) {
         texts.add(joinWords(cell));
+      }
+      if (!grid.isEmpty() && texts.get(0).isEmpty() && row.size() == 1) {
+        // A wrapped cell's next line belongs to the row above.
+        List<String> above = grid.get(grid.size() - 1);
+        for (int c = 1; c < cols; c++) {
+          if (!texts.get(c).isEmpty()) {
+            above.set(c, (above.get(c) + " " + texts.get(c)).strip());
+          }
+        }
+        continue;
       }
       grid.add(texts);
     }

@@ -145,6 +145,56 @@ class PdfLayoutCasesTest {
   }
 
   @Test
+  @DisplayName("an unruled table whose description cell wraps onto a second line keeps one row"
+      + " per record")
+  void unruledTableWrappedCell() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      float y = pdf.lines(72, 90, REGULAR, 11, 14, BODY);
+      String[][] rows = {
+          {"Code", "Meaning", "Action"},
+          {"E1", "Sensor offline", "Restart"},
+          {"E2", "Battery below the", "Replace"},
+          {"", "safe charge level", ""},
+          {"E3", "Memory full", "Download"}};
+      float rowY = y + 20;
+      for (String[] row : rows) {
+        for (int c = 0; c < 3; c++) {
+          if (!row[c].isEmpty()) {
+            pdf.text(72 + c * 130, rowY, REGULAR, 10, row[c]);
+          }
+        }
+        rowY += 13;
+      }
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(labels(doc)).containsExactly("text", "table");
+      assertThat(doc.items().get(1).text()).isEqualTo("""
+          | Code | Meaning | Action |
+          |---|---|---|
+          | E1 | Sensor offline | Restart |
+          | E2 | Battery below the safe charge level | Replace |
+          | E3 | Memory full | Download |""");
+    }
+  }
+
+  @Test
+  @DisplayName("two narrow columns of short prose lines are not taken for a table")
+  void narrowColumnsAreNotATable() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      String[] left = {"The crew met at dawn", "and walked to the site", "with the drill and",
+          "the boxes for cores."};
+      String[] right = {"By noon the first hole", "was done and logged", "in the notebook by",
+          "the youngest member."};
+      pdf.lines(72, 100, REGULAR, 10, 12.5f, left);
+      pdf.lines(200, 100, REGULAR, 10, 12.5f, right);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::text).containsExactly(
+          tuple("text", String.join(" ", left)), tuple("text", String.join(" ", right)));
+    }
+  }
+
+  @Test
   @DisplayName("bulleted and numbered lists: one list_item per item, wrapped lines joined,"
       + " bullets dropped and numbers kept")
   void lists() throws Exception {
