@@ -29,12 +29,30 @@ final class PdfFixture implements AutoCloseable {
   private PDPage page;
   private PDPageContentStream content;
   private PDImageXObject xobject;
+  private int turn;
 
   PdfFixture page() throws IOException {
     closePage();
     page = new PDPage(PDRectangle.LETTER);
+    turn = 0;
     doc.addPage(page);
     content = new PDPageContentStream(doc, page);
+    return this;
+  }
+
+  /** Turns the current page for display by {@code degrees}, as a /Rotate entry does. */
+  PdfFixture rotatePage(int degrees) {
+    page.setRotation(degrees);
+    return this;
+  }
+
+  /**
+   * From now on on this page, text positions are given on the page turned by {@code degrees}
+   * anticlockwise (a landscape page is turned by 90 or 270) and drawn so that it reads upright
+   * there, the way landscape pages of a portrait document are often written.
+   */
+  PdfFixture turn(int degrees) {
+    turn = degrees;
     return this;
   }
 
@@ -42,7 +60,15 @@ final class PdfFixture implements AutoCloseable {
       throws IOException {
     content.beginText();
     content.setFont(font, size);
-    content.newLineAtOffset(x, HEIGHT - baseline);
+    float px = x;
+    float py = HEIGHT - baseline;
+    switch (turn) {
+      case 90 -> { px = baseline; py = x; }
+      case 180 -> { px = WIDTH - x; py = baseline; }
+      case 270 -> { px = WIDTH - baseline; py = HEIGHT - x; }
+      default -> { }
+    }
+    content.setTextMatrix(Matrix.getRotateInstance(Math.toRadians(turn), px, py));
     content.showText(text);
     content.endText();
     return this;

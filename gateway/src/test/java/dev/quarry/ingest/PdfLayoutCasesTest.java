@@ -279,6 +279,30 @@ class PdfLayoutCasesTest {
   }
 
   @Test
+  @DisplayName("a page turned by /Rotate, or whose content is drawn turned, reads like any"
+      + " other: title, body text, table")
+  void turnedPages() throws Exception {
+    for (int[] variant : new int[][] {{90, 0}, {0, 90}, {90, 270}, {0, 180}}) {
+      try (PdfFixture pdf = new PdfFixture().page().rotatePage(variant[0]).turn(variant[1])) {
+        pdf.text(72, 100, BOLD, 16, "Landscape Results");
+        float y = pdf.lines(72, 130, REGULAR, 11, 14, BODY);
+        String[][] rows = {{"Site", "Depth"}, {"North", "12"}, {"South", "9"}, {"East", "14"}};
+        for (String[] row : rows) {
+          pdf.text(72, y + 10, REGULAR, 10, row[0]);
+          pdf.text(250, y + 10, REGULAR, 10, row[1]);
+          y += 13;
+        }
+        ConvertedDocument doc = convert(pdf);
+
+        assertThat(labels(doc)).as("/Rotate %d, content turned %d", variant[0], variant[1])
+            .containsExactly("title", "text", "table");
+        assertThat(doc.items().get(1).text()).isEqualTo(String.join(" ", BODY));
+        assertThat(doc.items().get(2).text()).contains("| South | 9 |");
+      }
+    }
+  }
+
+  @Test
   @DisplayName("an empty page between two pages of text yields no items and no failure")
   void emptyPage() throws Exception {
     try (PdfFixture pdf = new PdfFixture()) {
