@@ -24,7 +24,8 @@ import org.apache.pdfbox.pdmodel.encryption.InvalidPasswordException;
 /**
  * Converts a PDF with PDFBox: glyph geometry per page, then {@link PdfLayout} for lines, tables,
  * pictures, paragraphs and reading order, then labels from font size and weight relative to the
- * document's body font. Work is bounded by a page limit, per-page glyph caps and a deadline.
+ * document's body font; header levels follow the header font sizes when there are two or three.
+ * Work is bounded by a page limit, per-page glyph caps and a deadline over reading and layout.
  */
 public final class PdfConverter implements Converter {
   static final int MAX_PAGES = 2_000;
@@ -78,7 +79,7 @@ public final class PdfConverter implements Converter {
         pages.add(PdfPageReader.read(doc, i));
       }
       String infoTitle = doc.getDocumentInformation().getTitle();
-      List<DocItem> items = items(pages);
+      List<DocItem> items = items(pages, fileName, deadline);
       return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items);
     } catch (InvalidPasswordException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
@@ -110,7 +111,8 @@ public final class PdfConverter implements Converter {
 
   // ---- labelling ----
 
-  private static List<DocItem> items(List<Page> pages) {
+  private List<DocItem> items(List<Page> pages, String fileName, long deadline)
+      throws IngestException {
     float bodySize = bodySize(pages);
     List<List<Line>> pageLines = new ArrayList<>();
     for (Page page : pages) {
@@ -120,6 +122,11 @@ public final class PdfConverter implements Converter {
     PdfItems items = new PdfItems();
     boolean titleSeen = false;
     for (int p = 0; p < pages.size(); p++) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new IngestException(IngestException.Reason.TOO_LARGE, fileName,
+            "laying out the PDF took longer than " + maxMillis / 1000 + " s (stopped at page "
+                + (p + 1) + " of " + pages.size() + ")");
+      }
       Page page = pages.get(p);
       List<Line> lines = pageLines.get(p);
       List<Line> headers = new ArrayList<>();

@@ -10,8 +10,9 @@ import java.util.regex.Pattern;
 
 /**
  * Geometric layout analysis of one page: glyphs become words and line segments, ruled regions
- * become tables, image clusters become pictures, the remaining lines become paragraph blocks, and
- * all of them are put in reading order by a recursive XY cut that prefers column gutters.
+ * and column-aligned rows become tables, image clusters become pictures, the remaining lines
+ * become paragraph blocks, and all of them are put in reading order by a recursive XY cut that
+ * prefers column gutters.
  */
 final class PdfLayout {
   static final Pattern CAPTION = Pattern.compile(
