@@ -6,6 +6,7 @@ import com.github.dockerjava.api.command.CreateContainerResponse;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.AccessMode;
@@ -19,6 +20,7 @@ import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.core.command.WaitContainerResultCallback;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.quarry.sandbox.ContainerException.Reason;
 import java.io.IOException;
@@ -277,6 +279,21 @@ public final class ContainerLauncher {
           s.getExitCodeLong() == null ? 0 : s.getExitCodeLong());
     } catch (RuntimeException e) {
       throw map("inspect sandbox " + sandbox.id(), e);
+    }
+  }
+
+  /** Waits for the container to exit and returns its exit code; fails after {@code timeout}. */
+  public long awaitExit(Sandbox sandbox, Duration timeout) {
+    try {
+      Integer code = docker.waitContainerCmd(sandbox.containerId())
+          .exec(new WaitContainerResultCallback())
+          .awaitStatusCode(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return code == null ? -1 : code;
+    } catch (DockerClientException e) {
+      throw new ContainerException(Reason.ENGINE_ERROR,
+          "sandbox " + sandbox.id() + " did not exit within " + timeout + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw map("wait for sandbox " + sandbox.id(), e);
     }
   }
 
