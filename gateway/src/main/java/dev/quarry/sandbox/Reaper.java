@@ -3,6 +3,7 @@ package dev.quarry.sandbox;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Container;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,6 +32,7 @@ public final class Reaper {
   private final ContainerLauncher launcher;
   private final SandboxSettings settings;
   private final AtomicBoolean reaping = new AtomicBoolean();
+  private final List<Promise<Integer>> passWaiters = new ArrayList<>();
   private Vertx vertx;
   private long timerId = -1;
 
@@ -62,9 +64,30 @@ public final class Reaper {
     if (!reaping.compareAndSet(false, true)) {
       return;
     }
+    List<Promise<Integer>> waiters;
+    synchronized (passWaiters) {
+      waiters = List.copyOf(passWaiters);
+      passWaiters.clear();
+    }
     vertx.executeBlocking(() -> reapOnce(false), false)
-        .onComplete(ar -> reaping.set(false))
-        .onFailure(e -> LOG.warn("sandbox reaper pass failed: {}", e.getMessage()));
+        .onComplete(ar -> {
+          reaping.set(false);
+          if (ar.succeeded()) {
+            waiters.forEach(p -> p.tryComplete(ar.result()));
+          } else {
+            waiters.forEach(p -> p.tryFail(ar.cause()));
+            LOG.warn("sandbox reaper pass failed: {}", ar.cause().getMessage());
+          }
+        });
+  }
+
+  /** Completes after the next periodic pass that starts from now, with the number it removed. */
+  public Future<Integer> nextPass() {
+    Promise<Integer> p = Promise.promise();
+    synchronized (passWaiters) {
+      passWaiters.add(p);
+    }
+    return p.future();
   }
 
   /**
