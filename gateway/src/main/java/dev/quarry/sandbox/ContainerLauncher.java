@@ -4,6 +4,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerResponse;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.WaitContainerResultCallback;
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerClientException;
@@ -20,7 +21,6 @@ import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
-import com.github.dockerjava.core.command.WaitContainerResultCallback;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.quarry.sandbox.ContainerException.Reason;
 import java.io.IOException;
@@ -159,6 +159,9 @@ public final class ContainerLauncher {
             new Bind(docs.toString(), new Volume(DOCUMENTS_DIR), AccessMode.ro),
             new Bind(runDir.toString(), new Volume(SOCKET_DIR), AccessMode.rw))
         .withIpcMode("private")
+        // A tiny init as PID 1 reaps the orphans hostile code leaves behind; zombies would
+        // otherwise hold on to the pids limit for the sandbox's whole life.
+        .withInit(true)
         .withAutoRemove(false)
         // Output travels over gRPC; the engine's log is only for post-mortems, so keep it small.
         .withLogConfig(new LogConfig(LogConfig.LoggingType.JSON_FILE,

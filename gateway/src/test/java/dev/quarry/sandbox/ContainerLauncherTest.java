@@ -99,6 +99,7 @@ class ContainerLauncherTest {
     void nonRoot() {
       assertThat(sh(s, "id -u").stdout().trim()).isEqualTo("65534");
       assertThat(sh(s, "id -g").stdout().trim()).isEqualTo("65534");
+      assertThat(sh(s, "cat /proc/1/status").stdout()).contains("Uid:\t65534\t65534\t65534\t65534");
     }
 
     @Test
@@ -193,6 +194,8 @@ class ContainerLauncherTest {
           print(len(children), error)
           for pid in children:
               os.kill(pid, signal.SIGKILL)
+          for pid in children:
+              os.waitpid(pid, 0)
           """);
       String[] out = r.stdout().trim().split(" ");
       assertThat(Integer.parseInt(out[0])).isLessThan(24);
@@ -256,14 +259,20 @@ class ContainerLauncherTest {
   @Test
   @DisplayName("leaves nothing behind when it fails to start")
   void startFailure() throws Exception {
+    SandboxSettings base = fx.settings();
+    // Users are resolved when the container starts, so an unknown one fails the start, not the create.
+    ContainerLauncher noUser = new ContainerLauncher(fx.docker, new SandboxSettings(base.dockerHost(),
+        base.image(), base.command(), "no-such-user", base.gatewayId(), base.runRoot(), base.limits(),
+        base.maxLimits(), 0, base.reapInterval(), false));
     int before = fx.containers().size();
-    assertThatThrownBy(() -> launcher.launch(fx.tenantA, fx.documents(fx.tenantA), SandboxLimits.DEFAULTS,
-        List.of("/no/such/program")))
-        .isInstanceOf(ContainerException.class)
-        .hasMessageContaining("start sandbox container");
+    assertThatThrownBy(() -> noUser.launch(fx.tenantA, fx.documents(fx.tenantA)))
+        .isInstanceOfSatisfying(ContainerException.class, e -> {
+          assertThat(e.getMessage()).contains("start sandbox container", "no-such-user");
+          assertThat(e.reason()).isIn(Reason.REJECTED, Reason.ENGINE_ERROR);
+        });
     assertThat(fx.containers()).hasSize(before);
     assertThat(fx.runDirs()).isEmpty();
-    assertThat(launcher.liveIds()).isEmpty();
+    assertThat(noUser.liveIds()).isEmpty();
   }
 
   @Test
