@@ -36,8 +36,11 @@ class ContainerLauncherTest {
 
   @AfterAll
   static void tearDown() throws Exception {
-    assertThat(fx.containers()).as("containers left behind by the tests").isEmpty();
-    fx.close();
+    try {
+      assertThat(fx.containers()).as("containers left behind by the tests").isEmpty();
+    } finally {
+      fx.close();
+    }
   }
 
   static ExecResult sh(Sandbox s, String script) {
