@@ -102,7 +102,8 @@ public final class ContainerLauncher {
   /**
    * Creates and starts a container: no network, read-only root, no capabilities, no new privileges,
    * a non-root user, the given limits, {@code documentsDir} read-only at /documents and a fresh
-   * run directory read-write at /run/quarry. Returns once the container is running.
+   * run directory read-write at /run/quarry. Returns once the engine has started it; whether the
+   * command inside came up is for the caller's readiness handshake to tell.
    *
    * @param command the container command; empty keeps the image's
    */

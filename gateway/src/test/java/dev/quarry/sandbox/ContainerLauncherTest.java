@@ -315,4 +315,21 @@ class ContainerLauncherTest {
     assertThatThrownBy(() -> SandboxLimits.fromEnv(Map.of("QUARRY_SANDBOX_NOFILE", "lots")))
         .hasMessageContaining("QUARRY_SANDBOX_NOFILE=lots is not an integer");
   }
+
+  @Test
+  @DisplayName("settings: defaults from an empty environment, bad values named")
+  void settingsConfig() {
+    SandboxSettings s = SandboxSettings.fromEnv(Map.of());
+    assertThat(s.dockerHost()).isEqualTo("unix:///var/run/docker.sock");
+    assertThat(s.command()).isEmpty();
+    assertThat(s.gatewayId()).startsWith("gw-");
+    assertThat(SandboxSettings.fromEnv(Map.of()).gatewayId()).isNotEqualTo(s.gatewayId());
+    assertThat(s.limits()).isEqualTo(SandboxLimits.DEFAULTS);
+    assertThat(SandboxSettings.fromEnv(Map.of("QUARRY_GATEWAY_ID", "pod-7", "QUARRY_SANDBOX_COMMAND",
+        "python3 -m runner")).command()).containsExactly("python3", "-m", "runner");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_GATEWAY_ID", "bad id/..")))
+        .hasMessageContaining("gateway id 'bad id/..'");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_POOL_PER_TENANT", "65")))
+        .hasMessageContaining("QUARRY_SANDBOX_POOL_PER_TENANT=65 is out of bounds");
+  }
 }
