@@ -175,7 +175,6 @@ public final class ContainerLauncher {
         .withEnv("QUARRY_SOCKET=" + SOCKET_DIR + "/" + SOCKET_NAME)
         .withLabels(labels)
         .withNetworkDisabled(true)
-        .withWorkingDir("/tmp")
         .withHostConfig(host);
     if (!command.isEmpty()) {
       cmd.withCmd(command);
