@@ -134,6 +134,13 @@ step_maven() {
     fi
 }
 
+# The sandbox runner and its tests use Debian's Python with Debian's gRPC and protobuf
+# (no PyPI here); the tests generate their stubs with grpc_tools.
+step_python() {
+    apt_ensure python3 python3-grpcio python3-protobuf python3-grpc-tools
+    say "python (grpcio, protobuf, grpc-tools) ok"
+}
+
 # ---------------------------------------------------------------- 3. PostgreSQL
 
 cluster_status() {
@@ -431,6 +438,7 @@ main() {
 
     step_jdk
     step_maven
+    step_python
     step_postgresql
     step_pgvector
     step_database

@@ -1,0 +1,25 @@
+package dev.quarry.search;
+
+import dev.quarry.ops.Config;
+
+/** Picks the embedder that the configuration names (QUARRY_EMBEDDING_PROVIDER). */
+public final class Embedders {
+  private Embedders() {}
+
+  /** Blocking for {@code openai}: one request learns the model's dimensions. */
+  public static Embedder fromConfig(Config config) {
+    return switch (config.embeddingProvider()) {
+      case "onnx" -> {
+        if (!OnnxEmbedder.BGE_SMALL.equals(config.embeddingModel())) {
+          throw new Config.InvalidSetting("QUARRY_EMBEDDING_MODEL=" + config.embeddingModel()
+              + ": the onnx provider has only " + OnnxEmbedder.BGE_SMALL);
+        }
+        yield new OnnxEmbedder();
+      }
+      case "openai" -> OpenAiEmbedder.probing(config.embeddingBaseUrl(), config.embeddingApiKey(),
+          config.embeddingModel());
+      default -> throw new Config.InvalidSetting(
+          "QUARRY_EMBEDDING_PROVIDER=" + config.embeddingProvider() + " must be onnx or openai");
+    };
+  }
+}

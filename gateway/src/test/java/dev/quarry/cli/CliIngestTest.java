@@ -1,0 +1,122 @@
+package dev.quarry.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.api.BadInputs;
+import dev.quarry.api.BadInputs.BadInput;
+import dev.quarry.api.TestGateway;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@DisplayName("quarry ingest")
+class CliIngestTest {
+  private TestGateway gateway;
+
+  @BeforeAll
+  void start() throws Exception {
+    gateway = TestGateway.start();
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    gateway.close();
+  }
+
+  static Stream<BadInput> badFiles() throws Exception {
+    return BadInputs.all().stream();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badFiles")
+  @DisplayName("a bad file exits non-zero with one error line naming the file and the reason, and stores nothing")
+  void badFile(BadInput input, @TempDir Path dir) throws IOException {
+    long before = gateway.count("documents");
+    long chunksBefore = gateway.count("chunks");
+    Path file = Files.write(dir.resolve(input.fileName()), input.bytes());
+    CliRun run = CliRun.of("ingest", "--url", gateway.url(), file.toString());
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err().lines().filter(l -> l.startsWith("FAILED")))
+        .singleElement()
+        .satisfies(line -> assertThat(line).startsWith("FAILED    " + input.fileName() + ": " + input.code() + ": "));
+    assertThat(run.out()).contains("0 ingested").contains("1 failed");
+    assertThat(gateway.count("documents")).isEqualTo(before);
+    assertThat(gateway.count("chunks")).isEqualTo(chunksBefore);
+  }
+
+  @Test
+  @DisplayName("a folder is ingested recursively; good files are stored, bad ones reported, and the exit code says some failed")
+  void folderWithGoodAndBad(@TempDir Path dir) throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("harbour").resolve("notes"));
+    Files.writeString(folder.resolve("berths.md"), "# Berths\n\nBerth 3 takes vessels up to 70 metres.\n");
+    Files.writeString(folder.getParent().resolve("tides.txt"), "High water at the east quay is 40 minutes after Port Halvard.\n");
+    Files.write(folder.resolve("empty.txt"), new byte[0]);
+    Files.writeString(folder.resolve(".hidden.md"), "# Not for upload\n");
+    long before = gateway.count("documents");
+
+    CliRun run = CliRun.of("ingest", "--url", gateway.url(), dir.resolve("harbour").toString());
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.out()).contains("created   harbour/notes/berths.md").contains("created   harbour/tides.txt")
+        .contains("2 ingested").contains("1 failed");
+    assertThat(run.err()).contains("FAILED    harbour/notes/empty.txt: empty: empty.txt: ");
+    assertThat(run.out() + run.err()).doesNotContain(".hidden.md");
+    assertThat(gateway.count("documents")).isEqualTo(before + 2);
+
+    CliRun again = CliRun.of("ingest", "--url", gateway.url(), folder.resolve("berths.md").toString(),
+        dir.resolve("harbour").resolve("tides.txt").toString());
+    assertThat(again.exitCode()).isZero();
+    assertThat(again.out()).contains("unchanged").contains("2 ingested (0 new or replaced, 2 unchanged), 0 failed");
+  }
+
+  @Test
+  @DisplayName("more files than a handful are uploaded two at a time and all reported, in the order given")
+  void manyFiles(@TempDir Path dir) throws IOException {
+    for (int i = 1; i <= 6; i++) {
+      Files.writeString(dir.resolve("crossing-" + i + ".md"),
+          "# Crossing " + i + "\n\nCrossing number " + i + " carried " + (i * 37) + " passengers.\n",
+          StandardCharsets.UTF_8);
+    }
+    CliRun run = CliRun.of("ingest", "--no-progress", "--url", gateway.url(), dir.toString());
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    var lines = run.out().lines().filter(l -> l.startsWith("created")).toList();
+    assertThat(lines).hasSize(6);
+    for (int i = 0; i < 6; i++) {
+      assertThat(lines.get(i)).contains("crossing-" + (i + 1) + ".md");
+    }
+  }
+
+  @Test
+  @DisplayName("a path that does not exist is reported as a failure naming the path")
+  void missingPath(@TempDir Path dir) {
+    CliRun run = CliRun.of("ingest", "--url", gateway.url(), dir.resolve("nope.pdf").toString());
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err()).contains("nope.pdf: no such file or directory");
+  }
+
+  @Test
+  @DisplayName("when no gateway runs at the URL, one line says so and how to start it")
+  void gatewayNotRunning(@TempDir Path dir) throws IOException {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    Path file = Files.writeString(dir.resolve("a.md"), "# A\n\ntext\n");
+    CliRun run = CliRun.of("ingest", "--url", "http://localhost:" + port, file.toString());
+    assertThat(run.exitCode()).isEqualTo(Main.UNREACHABLE);
+    assertThat(run.err().lines().toList()).singleElement().satisfies(line -> assertThat(line)
+        .contains("isn't running at http://localhost:" + port).contains("./quarry serve"));
+  }
+}

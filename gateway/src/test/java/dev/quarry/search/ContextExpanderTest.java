@@ -1,0 +1,106 @@
+package dev.quarry.search;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.search.ContextExpander.Item;
+import dev.quarry.search.ContextExpander.RankedHit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("Context expansion rules, on hand-made hits")
+class ContextExpanderTest {
+  static final UUID DOC = UUID.randomUUID();
+  static final UUID OTHER_DOC = UUID.randomUUID();
+
+  /** Ten items of 18 characters (cost 20 each with the separator). */
+  static List<Item> items(int from, int to) {
+    List<Item> out = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      out.add(new Item(i, "#/texts/" + i, "text", "item %02d of the doc".formatted(i).substring(0, 18),
+          List.of(1 + i / 5)));
+    }
+    return out;
+  }
+
+  static RankedHit hit(UUID doc, int position, double score, long sectionCost) {
+    return new RankedHit(UUID.randomUUID(), score, doc, "Doc", "file:doc.md", position,
+        position + 1, List.of("H"), "item %02d of the doc".formatted(position).substring(0, 18),
+        List.of(1), List.of("#/texts/" + position), List.of("text"), sectionCost, items(0, 10));
+  }
+
+  static List<String> refs(SearchHit h) {
+    return h.docItemRefs();
+  }
+
+  @Test
+  @DisplayName("growth alternates: next item first, then the previous one")
+  void alternates() {
+    // Budget 78 = four items (4 * 20 - 2): the hit, after, before, after.
+    List<SearchHit> out = new ContextExpander(78).expand(List.of(hit(DOC, 4, 1.0, 200)), 5);
+    assertThat(refs(out.get(0))).containsExactly("#/texts/3", "#/texts/4", "#/texts/5",
+        "#/texts/6");
+    assertThat(out.get(0).pageNumbers()).containsExactly(1, 2);
+  }
+
+  @Test
+  @DisplayName("at a section edge the other side keeps growing")
+  void edge() {
+    List<SearchHit> out = new ContextExpander(78).expand(List.of(hit(DOC, 9, 1.0, 200)), 5);
+    assertThat(refs(out.get(0))).containsExactly("#/texts/6", "#/texts/7", "#/texts/8",
+        "#/texts/9");
+  }
+
+  @Test
+  @DisplayName("overlapping contexts in one document merge; the better hit names the result")
+  void merges() {
+    RankedHit best = hit(DOC, 2, 0.9, 200);
+    RankedHit second = hit(DOC, 4, 0.5, 200);
+    RankedHit elsewhere = hit(OTHER_DOC, 4, 0.4, 200);
+    RankedHit apart = hit(DOC, 8, 0.3, 200);
+    // Budget 58 = three items: [1, 4), [3, 6) overlap; [7, 10) does not.
+    List<SearchHit> out = new ContextExpander(58).expand(List.of(best, second, elsewhere, apart), 5);
+    assertThat(out).hasSize(3);
+    assertThat(out.get(0).chunkId()).isEqualTo(best.chunkId());
+    assertThat(out.get(0).score()).isEqualTo(0.9);
+    assertThat(refs(out.get(0))).containsExactly("#/texts/1", "#/texts/2", "#/texts/3",
+        "#/texts/4", "#/texts/5");
+    assertThat(out.get(1).documentId()).isEqualTo(OTHER_DOC);
+    assertThat(refs(out.get(2))).containsExactly("#/texts/7", "#/texts/8", "#/texts/9");
+  }
+
+  @Test
+  @DisplayName("a hit bridging two results merges all three into the best")
+  void bridges() {
+    RankedHit a = hit(DOC, 1, 0.9, 200);
+    RankedHit b = hit(DOC, 5, 0.8, 200);
+    RankedHit bridge = hit(DOC, 3, 0.7, 200);
+    List<SearchHit> out = new ContextExpander(58).expand(List.of(a, b, bridge), 5);
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).chunkId()).isEqualTo(a.chunkId());
+    assertThat(refs(out.get(0))).containsExactly("#/texts/0", "#/texts/1", "#/texts/2",
+        "#/texts/3", "#/texts/4", "#/texts/5", "#/texts/6");
+  }
+
+  @Test
+  @DisplayName("the limit counts results after merging; spare hits beyond it are ignored")
+  void limitAfterMerge() {
+    List<SearchHit> out = new ContextExpander(58).expand(List.of(hit(DOC, 2, 0.9, 200),
+        hit(DOC, 3, 0.8, 200), hit(OTHER_DOC, 5, 0.7, 200), hit(DOC, 8, 0.6, 200)), 2);
+    assertThat(out).hasSize(2);
+    assertThat(out.get(1).documentId()).isEqualTo(OTHER_DOC);
+  }
+
+  @Test
+  @DisplayName("a hit with no items keeps its own chunk text and references")
+  void noItems() {
+    RankedHit bare = new RankedHit(UUID.randomUUID(), 1.0, DOC, "Doc", "u", 3, 4, List.of(),
+        "the chunk's own text", List.of(7), List.of("#/texts/3"), List.of("text"), 0, List.of());
+    SearchHit out = new ContextExpander(500).expand(List.of(bare), 1).get(0);
+    assertThat(out.content()).isEqualTo("the chunk's own text");
+    assertThat(out.pageNumbers()).containsExactly(7);
+    assertThat(out.docItemRefs()).containsExactly("#/texts/3");
+  }
+}

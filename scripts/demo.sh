@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The Quarry demo: start a gateway, ingest the example corpus (a fictional ferry operator's
+# documents in five formats) and show what search returns: a table, a whole section, a paraphrase,
+# and a document's section tree and items. The gateway is stopped on every exit path.
+#
+# Assumes setup and build were done (PostgreSQL running, gateway/target/*.jar built).
+# Environment: JAVA_HOME (optional); QUARRY_DEMO_PORT to pin the port (default: any free port);
+# the gateway's own QUARRY_* settings (database etc.) are passed through.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+jar="$root/gateway/target/quarry-gateway-0.1.0-SNAPSHOT.jar"
+corpus="$root/examples/corpus"
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+readonly START_TIMEOUT_S=120
+
+if [[ ! -f "$jar" ]]; then
+  echo "demo: $jar is missing; build first (./quarry build)" >&2
+  exit 1
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/quarry-demo.XXXXXX")"
+log="$work/gateway.log"
+gateway_pid=""
+
+stop_gateway() {
+  local status=$?
+  if [[ -n "$gateway_pid" ]] && kill -0 "$gateway_pid" 2>/dev/null; then
+    kill -TERM "$gateway_pid" 2>/dev/null || true
+    # The gateway drains and closes its pool on SIGTERM; give it a bounded while.
+    for _ in $(seq 1 30); do
+      kill -0 "$gateway_pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill -KILL "$gateway_pid" 2>/dev/null || true
+    wait "$gateway_pid" 2>/dev/null || true
+  fi
+  if [[ $status -ne 0 && -s "$log" ]]; then
+    echo "--- last lines of the gateway log ($log) ---" >&2
+    tail -n 20 "$log" >&2
+  fi
+  rm -rf "$work"
+  exit $status
+}
+trap stop_gateway EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+quarry() {
+  "$java" -jar "$jar" "$@" --url "$url"
+}
+
+step() {
+  printf '\n\033[1m== %s\033[0m\n' "$*"
+}
+
+step "Starting the gateway"
+QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-$work/data}" \
+  "$java" -jar "$jar" serve --port "${QUARRY_DEMO_PORT:-0}" >"$log" 2>&1 &
+gateway_pid=$!
+
+# The gateway prints its URL once it listens (it migrates the database first); then /readyz must
+# answer. Both waits are bounded.
+url=""
+deadline=$((SECONDS + START_TIMEOUT_S))
+while [[ -z "$url" ]]; do
+  url="$(grep -o 'listening on http://[^ ]*' "$log" 2>/dev/null | head -n 1 | cut -d' ' -f3 || true)"
+  if ! kill -0 "$gateway_pid" 2>/dev/null; then
+    echo "demo: the gateway exited during start-up" >&2
+    exit 1
+  fi
+  if (( SECONDS > deadline )); then
+    echo "demo: the gateway did not start within ${START_TIMEOUT_S}s" >&2
+    exit 1
+  fi
+  [[ -n "$url" ]] || sleep 0.5
+done
+until curl -fsS "$url/readyz" >/dev/null 2>&1; do
+  if (( SECONDS > deadline )); then
+    echo "demo: $url/readyz did not answer within ${START_TIMEOUT_S}s" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+echo "gateway ready at $url"
+
+step "Ingesting the example corpus: $(ls "$corpus" | tr '\n' ' ')"
+quarry ingest "$corpus"
+
+step "The knowledge base"
+quarry documents
+
+step "A table question: the answer sits in a table on page 1 of a PDF"
+quarry search --limit 2 "How many passengers did the Skerry Point route carry in the third quarter of 2024?"
+
+step "A section question: the hit expands to the whole section of a Word document"
+quarry search --limit 2 "What should the crew do about a fire on the car deck?"
+
+step "A paraphrase: the question is not worded the way the service notice that answers it is"
+quarry search --limit 2 "Can I take my car over to Skerry Point in February?"
+
+step "Across formats: the fleet table in the Markdown handbook"
+quarry search --limit 2 "Which is the oldest ship and how many cars does she carry?"
+
+report_id="$(quarry documents --json \
+  | grep -o '"id":"[^"]*","title":"[^"]*","uri":"[^"]*annual-report-2024.pdf"' | cut -d'"' -f4 || true)"
+if [[ -n "$report_id" ]]; then
+  step "The annual report's section tree (toc.json)"
+  quarry toc "$report_id"
+  step "Its first items (items.jsonl), with labels and pages"
+  quarry items --limit 8 "$report_id"
+fi
+
+step "Done: stopping the gateway"
