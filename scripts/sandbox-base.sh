@@ -13,8 +13,9 @@ IMAGE="${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:bookworm}"
 MIRROR="${QUARRY_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 # python3-grpcio/protobuf so the runner speaks gRPC; grpc-tools because sandbox-image/Dockerfile
-# generates the Python stubs at build time, when the build has no network to install it.
-PACKAGES=python3,python3-grpcio,python3-protobuf,python3-grpc-tools
+# generates the Python stubs at build time, when the build has no network to install it, and
+# pkg-resources because Debian's grpc-tools imports it without depending on it.
+PACKAGES=python3,python3-grpcio,python3-protobuf,python3-grpc-tools,python3-pkg-resources
 
 start=${EPOCHREALTIME/./}
 elapsed() { local us=$(( ${EPOCHREALTIME/./} - start )); printf '%d.%03ds' $((us / 1000000)) $((us / 1000 % 1000)); }
