@@ -8,7 +8,7 @@ package dev.quarry.sandbox;
 public final class ContainerException extends RuntimeException {
 
   public enum Reason {
-    /** The sandbox image is not in the engine: build it (scripts/sandbox-base.sh, the Dockerfile). */
+    /** The sandbox image is not in the engine: build it (sandbox-image/build-base.sh, the Dockerfile). */
     IMAGE_MISSING,
     /** The Docker engine could not be reached at DOCKER_HOST. */
     ENGINE_UNREACHABLE,

@@ -106,27 +106,27 @@ final class SandboxFixture implements AutoCloseable {
     }
   }
 
-  /** Builds the base image with scripts/sandbox-base.sh when the engine does not have it. */
+  /** Builds the base image with sandbox-image/build-base.sh when the engine does not have it. */
   static synchronized void ensureBaseImage() {
     try {
-      Path script = locate("scripts/sandbox-base.sh");
+      Path script = locate("sandbox-image/build-base.sh");
       // Not inherited: surefire's forked JVM owns its stdout.
       Path log = Files.createTempFile("sandbox-base", ".log");
       Process p = new ProcessBuilder("bash", script.toString()).redirectErrorStream(true)
           .redirectOutput(log.toFile()).start();
       if (!p.waitFor(IMAGE_BUILD_WAIT.toSeconds(), TimeUnit.SECONDS)) {
         p.destroyForcibly();
-        throw new IllegalStateException("scripts/sandbox-base.sh did not finish within " + IMAGE_BUILD_WAIT);
+        throw new IllegalStateException("sandbox-image/build-base.sh did not finish within " + IMAGE_BUILD_WAIT);
       }
       String output = Files.readString(log);
       Files.delete(log);
       if (p.exitValue() != 0) {
-        throw new IllegalStateException("scripts/sandbox-base.sh failed with exit code " + p.exitValue()
+        throw new IllegalStateException("sandbox-image/build-base.sh failed with exit code " + p.exitValue()
             + ":\n" + output);
       }
       System.out.print(output);
     } catch (IOException e) {
-      throw new IllegalStateException("cannot run scripts/sandbox-base.sh", e);
+      throw new IllegalStateException("cannot run sandbox-image/build-base.sh", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while building the sandbox base image", e);
