@@ -1,0 +1,278 @@
+package dev.quarry.api;
+
+import dev.quarry.ingest.IngestException;
+import dev.quarry.ingest.IngestRequest;
+import dev.quarry.ingest.IngestResult;
+import dev.quarry.ingest.IngestService;
+import dev.quarry.ops.Config;
+import dev.quarry.search.SearchService;
+import dev.quarry.store.DocumentStore;
+import dev.quarry.store.DocumentsFs;
+import dev.quarry.tenancy.Tenants;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.FileUpload;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.HttpException;
+import io.vertx.sqlclient.Pool;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP API, defined once for production and tests. Each route maps to one named handler;
+ * every failure travels through {@code ctx.fail} to {@link #renderError}, the only place that
+ * shapes an error body: {@code {"error": {"code": "...", "message": "..."}}}.
+ */
+public final class ApiRoutes {
+  private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
+  private static final String TENANT_KEY = "quarry.tenant";
+  private static final long JSON_BODY_LIMIT = 1024 * 1024;
+  private static final String JSON = "application/json";
+
+  private final Vertx vertx;
+  private final Pool pool;
+  private final Config config;
+  private final IngestService ingestService;
+  private final DocumentStore documentStore;
+  private final DocumentsFs documentsFs;
+  private final SearchService searchService;
+
+  public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
+      DocumentStore documentStore, DocumentsFs documentsFs, SearchService searchService) {
+    this.vertx = vertx;
+    this.pool = pool;
+    this.config = config;
+    this.ingestService = ingestService;
+    this.documentStore = documentStore;
+    this.documentsFs = documentsFs;
+    this.searchService = searchService;
+  }
+
+  /** Where multipart uploads are spooled while a request is handled. */
+  public static Path uploadsDir(Config config) {
+    return config.dataDir().resolve("uploads");
+  }
+
+  public Router router() {
+    Router router = Router.router(vertx);
+    router.route().handler(this::resolveTenant);
+    router.get("/healthz").handler(this::healthz);
+    router.get("/readyz").handler(this::readyz);
+    router.post("/v1/documents").handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
+    router.get("/v1/documents").handler(this::listDocuments);
+    router.get("/v1/documents/:id").handler(this::getDocument);
+    router.delete("/v1/documents/:id").handler(this::deleteDocument);
+    router.get("/v1/documents/:id/items").handler(this::items);
+    router.get("/v1/documents/:id/toc").handler(this::toc);
+    router.get("/v1/documents/:id/content").handler(this::content);
+    router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
+    router.route().failureHandler(this::renderError);
+    router.errorHandler(404, this::renderError);
+    router.errorHandler(405, this::renderError);
+    return router;
+  }
+
+  /** Every request runs as the default tenant until API keys map requests to tenants. */
+  private void resolveTenant(RoutingContext ctx) {
+    ctx.put(TENANT_KEY, Tenants.DEFAULT);
+    ctx.next();
+  }
+
+  private static UUID tenant(RoutingContext ctx) {
+    return ctx.get(TENANT_KEY);
+  }
+
+  private void healthz(RoutingContext ctx) {
+    replyJson(ctx, 200, new JsonObject().put("status", "alive"));
+  }
+
+  /** Ready when the database answers and its schema carries our migrations. */
+  private void readyz(RoutingContext ctx) {
+    pool.query("SELECT max(version::int) AS version FROM flyway_schema_history WHERE success")
+        .execute()
+        .onSuccess(rows -> {
+          Integer version = rows.iterator().next().getInteger("version");
+          if (version == null) {
+            ctx.fail(new ApiError(503, "not_ready", "the database has no migrations applied yet"));
+          } else {
+            replyJson(ctx, 200, new JsonObject().put("status", "ready").put("schema_version", version));
+          }
+        })
+        .onFailure(e -> ctx.fail(new ApiError(503, "not_ready", "the database is not reachable: " + e.getMessage())));
+  }
+
+  private void ingest(RoutingContext ctx) {
+    UUID tenant = tenant(ctx);
+    ingestRequest(ctx)
+        .compose(request -> ingestService.ingest(tenant, request))
+        .onSuccess(result -> replyJson(ctx,
+            result.status() == IngestResult.Status.UNCHANGED ? 200 : 201, WireFormat.ingested(result)))
+        .onFailure(ctx::fail);
+  }
+
+  private Future<IngestRequest> ingestRequest(RoutingContext ctx) {
+    String contentType = Optional.ofNullable(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE)).orElse("");
+    if (contentType.startsWith("multipart/form-data")) {
+      FileUpload upload = ctx.fileUploads().stream().filter(f -> f.name().equals("file")).findFirst().orElse(null);
+      if (upload == null) {
+        return Future.failedFuture(ApiError.badRequest("missing_file",
+            "multipart field 'file' is missing; send the document as a file field named 'file'"));
+      }
+      String fileName = upload.fileName() == null || upload.fileName().isBlank() ? "upload" : upload.fileName();
+      String uri = Optional.ofNullable(ctx.request().getFormAttribute("uri")).filter(s -> !s.isBlank()).orElse(fileName);
+      String title = Optional.ofNullable(ctx.request().getFormAttribute("title")).filter(s -> !s.isBlank()).orElse(null);
+      return vertx.fileSystem().readFile(upload.uploadedFileName())
+          .map(bytes -> new IngestRequest(fileName, uri, title, upload.contentType(), bytes.getBytes()));
+    }
+    if (contentType.startsWith(JSON)) {
+      return Future.succeededFuture(Requests.ingest(Requests.jsonObject(ctx.body().buffer())));
+    }
+    return Future.failedFuture(new ApiError(415, "unsupported_media_type",
+        "send a document as multipart/form-data (field 'file') or as application/json "
+            + "{title, uri, content, content_type}; got Content-Type '" + contentType + "'"));
+  }
+
+  private void listDocuments(RoutingContext ctx) {
+    documentStore.list(tenant(ctx))
+        .onSuccess(documents -> replyJson(ctx, 200, WireFormat.documents(documents)))
+        .onFailure(ctx::fail);
+  }
+
+  private void getDocument(RoutingContext ctx) {
+    UUID id = Requests.documentId(ctx.pathParam("id"));
+    documentStore.get(tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(document -> replyJson(ctx, 200, WireFormat.document(document)))
+        .onFailure(ctx::fail);
+  }
+
+  private void deleteDocument(RoutingContext ctx) {
+    UUID tenant = tenant(ctx);
+    UUID id = Requests.documentId(ctx.pathParam("id"));
+    documentStore.delete(tenant, id)
+        .compose(deleted -> deleted ? refreshDocumentsFs(tenant) : Future.failedFuture(missing(id)))
+        .onSuccess(v -> ctx.response().setStatusCode(204).end())
+        .onFailure(ctx::fail);
+  }
+
+  /** The filesystem is a cache of the database: a failed refresh is logged, not the caller's problem. */
+  private Future<Void> refreshDocumentsFs(UUID tenant) {
+    return documentsFs.sync(tenant)
+        .<Void>mapEmpty()
+        .recover(e -> {
+          log.warn("documents filesystem of tenant {} not refreshed after a delete", tenant, e);
+          return Future.succeededFuture();
+        });
+  }
+
+  private void items(RoutingContext ctx) {
+    UUID id = Requests.documentId(ctx.pathParam("id"));
+    documentStore.items(tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(items -> ctx.response()
+            .putHeader(HttpHeaders.CONTENT_TYPE, "application/x-ndjson")
+            .end(items.stream().map(item -> WireFormat.itemLine(item) + "\n").collect(Collectors.joining())))
+        .onFailure(ctx::fail);
+  }
+
+  private void toc(RoutingContext ctx) {
+    UUID id = Requests.documentId(ctx.pathParam("id"));
+    documentStore.toc(tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(toc -> replyJson(ctx, 200, toc))
+        .onFailure(ctx::fail);
+  }
+
+  private void content(RoutingContext ctx) {
+    UUID id = Requests.documentId(ctx.pathParam("id"));
+    documentStore.content(tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(text -> ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "text/plain; charset=utf-8").end(text))
+        .onFailure(ctx::fail);
+  }
+
+  private void search(RoutingContext ctx) {
+    UUID tenant = tenant(ctx);
+    searchService.search(tenant, Requests.search(Requests.jsonObject(ctx.body().buffer()), config))
+        .onSuccess(hits -> replyJson(ctx, 200, WireFormat.results(hits)))
+        .onFailure(ctx::fail);
+  }
+
+  private static ApiError missing(UUID id) {
+    return ApiError.notFound("no document with id " + id);
+  }
+
+  private static void replyJson(RoutingContext ctx, int status, JsonObject body) {
+    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(body.encode());
+  }
+
+  /** The one place where failures become responses. */
+  private void renderError(RoutingContext ctx) {
+    ApiError error = toApiError(ctx);
+    if (ctx.response().headWritten()) {
+      // Too late for an error body: cut the response so the client cannot mistake it for a whole one.
+      ctx.request().connection().close();
+      return;
+    }
+    replyJson(ctx, error.status(), WireFormat.error(error));
+  }
+
+  private ApiError toApiError(RoutingContext ctx) {
+    Throwable failure = unwrap(ctx.failure());
+    int status = ctx.statusCode();
+    return switch (failure) {
+      case ApiError e -> e;
+      case IngestException e -> ingestError(e);
+      case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
+      case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
+      case null -> fromStatus(ctx, status, null);
+      default -> {
+        log.error("unexpected failure on {} {}", ctx.request().method(), ctx.request().path(), failure);
+        yield new ApiError(500, "internal", "internal error; the gateway log has the details");
+      }
+    };
+  }
+
+  private static ApiError ingestError(IngestException e) {
+    int status = switch (e.reason()) {
+      case UNSUPPORTED_TYPE -> 415;
+      case TOO_LARGE -> 413;
+      case EMPTY, MALFORMED, CORRUPT, ENCRYPTED, INVALID_ENCODING, ARCHIVE_BOMB -> 422;
+    };
+    return new ApiError(status, e.reason().name().toLowerCase(java.util.Locale.ROOT), e.getMessage());
+  }
+
+  private static ApiError fromStatus(RoutingContext ctx, int status, String payload) {
+    String where = ctx.request().method() + " " + ctx.request().path();
+    return switch (status) {
+      case 404 -> ApiError.notFound("no such route: " + where);
+      case 405 -> new ApiError(405, "method_not_allowed", "method not allowed: " + where);
+      case 413 -> new ApiError(413, "too_large", "the request body is larger than the limit of "
+          + LimitedBody.describe(ctx.<Long>get(LimitedBody.LIMIT_KEY, 0L)) + " for " + where);
+      case 400 -> ApiError.badRequest("bad_request",
+          "the request could not be read" + (payload == null ? "" : ": " + payload));
+      default -> {
+        if (status >= 400 && status < 500) {
+          yield new ApiError(status, "http_" + status, payload == null ? "request rejected: " + where : payload);
+        }
+        log.error("unexpected status {} on {} without a cause", status, where);
+        yield new ApiError(500, "internal", "internal error; the gateway log has the details");
+      }
+    };
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

@@ -1,0 +1,130 @@
+package dev.quarry.api;
+
+import dev.quarry.ingest.IngestRequest;
+import dev.quarry.ops.Config;
+import dev.quarry.search.SearchRequest;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * Turns request bodies and path parameters into the services' records. Every rejection is an
+ * {@link ApiError} that names the field and what is wrong with it.
+ */
+final class Requests {
+  // UUID.fromString accepts forms like "1-2-3-4-5"; ids on the wire are the canonical form only.
+  private static final Pattern CANONICAL_UUID =
+      Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+  private Requests() {}
+
+  static UUID documentId(String raw) {
+    if (raw == null || !CANONICAL_UUID.matcher(raw).matches()) {
+      throw ApiError.badRequest("invalid_id", "document id '" + raw + "' is not a UUID");
+    }
+    return UUID.fromString(raw);
+  }
+
+  static JsonObject jsonObject(Buffer body) {
+    if (body == null || body.length() == 0) {
+      throw ApiError.badRequest("malformed_json", "the request body is empty; expected a JSON object");
+    }
+    Object value;
+    try {
+      value = io.vertx.core.json.Json.decodeValue(body);
+    } catch (DecodeException e) {
+      throw ApiError.badRequest("malformed_json", "the request body is not valid JSON: " + firstLine(e.getMessage()));
+    }
+    if (!(value instanceof JsonObject object)) {
+      throw ApiError.badRequest("malformed_json", "the request body must be a JSON object");
+    }
+    return object;
+  }
+
+  static SearchRequest search(JsonObject body, Config config) {
+    Object rawQuery = body.getValue("query");
+    if (!(rawQuery instanceof String query)) {
+      throw ApiError.badRequest("invalid_query", rawQuery == null
+          ? "field 'query' is required"
+          : "field 'query' must be a string");
+    }
+    if (query.isBlank()) {
+      throw ApiError.badRequest("invalid_query", "field 'query' is empty");
+    }
+    if (query.length() > config.maxQueryChars()) {
+      throw ApiError.badRequest("invalid_query", "field 'query' has " + query.length()
+          + " characters; the limit is " + config.maxQueryChars());
+    }
+    return new SearchRequest(query, limit(body.getValue("limit"), config), documentIds(body.getValue("document_ids")));
+  }
+
+  private static int limit(Object raw, Config config) {
+    if (raw == null) {
+      return config.searchDefaultLimit();
+    }
+    if (!(raw instanceof Integer || raw instanceof Long)) {
+      throw ApiError.badRequest("invalid_limit", "field 'limit' must be an integer, got " + raw);
+    }
+    long limit = ((Number) raw).longValue();
+    if (limit < 1 || limit > config.searchMaxLimit()) {
+      throw ApiError.badRequest("invalid_limit", "field 'limit' is " + limit
+          + "; it must be between 1 and " + config.searchMaxLimit());
+    }
+    return (int) limit;
+  }
+
+  private static List<UUID> documentIds(Object raw) {
+    if (raw == null) {
+      return null;
+    }
+    if (!(raw instanceof JsonArray array)) {
+      throw ApiError.badRequest("invalid_document_ids", "field 'document_ids' must be a list of document ids");
+    }
+    List<UUID> ids = new ArrayList<>(array.size());
+    for (int i = 0; i < array.size(); i++) {
+      Object element = array.getValue(i);
+      if (!(element instanceof String s) || !CANONICAL_UUID.matcher(s).matches()) {
+        throw ApiError.badRequest("invalid_document_ids",
+            "field 'document_ids[" + i + "]' = " + element + " is not a UUID");
+      }
+      ids.add(UUID.fromString(s));
+    }
+    return ids;
+  }
+
+  /** The JSON form of an ingest: {title, uri, content, content_type}. */
+  static IngestRequest ingest(JsonObject body) {
+    String content = optionalString(body, "content");
+    if (content == null) {
+      throw ApiError.badRequest("missing_content", "field 'content' is required (or upload a file as multipart field 'file')");
+    }
+    String title = optionalString(body, "title");
+    String uri = optionalString(body, "uri");
+    String contentType = optionalString(body, "content_type");
+    String fileName = uri != null ? uri : title != null ? title : "content";
+    return new IngestRequest(fileName, uri != null ? uri : fileName, title, contentType,
+        content.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String optionalString(JsonObject body, String field) {
+    Object value = body.getValue(field);
+    if (value != null && !(value instanceof String)) {
+      throw ApiError.badRequest("invalid_" + field, "field '" + field + "' must be a string");
+    }
+    return (String) value;
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "";
+    }
+    int nl = message.indexOf('\n');
+    return nl < 0 ? message : message.substring(0, nl);
+  }
+}

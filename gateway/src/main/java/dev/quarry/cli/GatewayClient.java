@@ -1,0 +1,192 @@
+package dev.quarry.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublisher;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+
+/** The CLI's side of the HTTP API: JDK HttpClient and Jackson, one method per call it makes. */
+final class GatewayClient {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final URI base;
+  private final HttpClient http;
+
+  GatewayClient(String url) {
+    String trimmed = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+    URI parsed;
+    try {
+      parsed = URI.create(trimmed);
+    } catch (IllegalArgumentException e) {
+      throw new CliFailure("--url " + url + " is not a URL");
+    }
+    if (parsed.getScheme() == null || !parsed.getScheme().matches("https?") || parsed.getHost() == null) {
+      throw new CliFailure("--url " + url + " is not an http:// or https:// URL");
+    }
+    this.base = parsed;
+    this.http = HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  String url() {
+    return base.toString();
+  }
+
+  /** Fails with {@link GatewayUnreachable} when nothing answers at the URL. */
+  void checkAlive() {
+    getJson("/healthz");
+  }
+
+  JsonNode getJson(String path) {
+    return send(request(path).GET().build()).json();
+  }
+
+  String getText(String path) {
+    return send(request(path).GET().build()).body();
+  }
+
+  JsonNode postJson(String path, Object body) {
+    try {
+      return send(request(path)
+          .header("Content-Type", "application/json")
+          .POST(BodyPublishers.ofString(JSON.writeValueAsString(body)))
+          .build()).json();
+    } catch (IOException e) {
+      throw new CliFailure("cannot encode the request: " + e.getMessage());
+    }
+  }
+
+  Reply delete(String path) {
+    return send(request(path).DELETE().build());
+  }
+
+  /** Uploads one file as multipart field {@code file}, streamed from disk, with its uri. */
+  JsonNode upload(Path file, String uri) throws IOException {
+    String boundary = "quarry-" + UUID.randomUUID();
+    String fileName = file.getFileName().toString();
+    String head = "--" + boundary + "\r\n"
+        + "Content-Disposition: form-data; name=\"uri\"\r\n\r\n" + uri + "\r\n"
+        + "--" + boundary + "\r\n"
+        + "Content-Disposition: form-data; name=\"file\"; filename=\"" + quoted(fileName) + "\"\r\n"
+        + "Content-Type: application/octet-stream\r\n\r\n";
+    String tail = "\r\n--" + boundary + "--\r\n";
+    BodyPublisher body = BodyPublishers.concat(
+        BodyPublishers.ofString(head, StandardCharsets.UTF_8),
+        BodyPublishers.ofFile(file),
+        BodyPublishers.ofString(tail, StandardCharsets.UTF_8));
+    return send(request("/v1/documents")
+        .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+        .POST(body)
+        .build()).json();
+  }
+
+  static String encode(String segment) {
+    return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  private static String quoted(String name) {
+    return name.replace("\\", "\\\\").replace("\"", "\\\"").replace("\r", "").replace("\n", "");
+  }
+
+  private HttpRequest.Builder request(String path) {
+    return HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofMinutes(10));
+  }
+
+  private Reply send(HttpRequest request) {
+    try {
+      var response = http.send(request, BodyHandlers.ofString(StandardCharsets.UTF_8));
+      Reply reply = new Reply(response.statusCode(), response.body());
+      if (reply.status() >= 400) {
+        throw GatewayError.from(reply);
+      }
+      return reply;
+    } catch (IOException e) {
+      if (isConnectFailure(e)) {
+        throw new GatewayUnreachable(url());
+      }
+      throw new CliFailure("request to " + request.uri() + " failed: " + describe(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliFailure("interrupted");
+    }
+  }
+
+  private static boolean isConnectFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof ConnectException || t instanceof HttpConnectTimeoutException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String describe(Throwable e) {
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+
+  /** A response the gateway sent. */
+  record Reply(int status, String body) {
+    JsonNode json() {
+      try {
+        return JSON.readTree(body);
+      } catch (IOException e) {
+        throw new CliFailure("the gateway answered " + status + " with something that is not JSON");
+      }
+    }
+  }
+
+  /** An error the gateway answered with: {"error": {"code", "message"}}. */
+  static final class GatewayError extends RuntimeException {
+    private final int status;
+    private final String code;
+
+    GatewayError(int status, String code, String message) {
+      super(message, null, false, false);
+      this.status = status;
+      this.code = code;
+    }
+
+    static GatewayError from(Reply reply) {
+      try {
+        JsonNode error = JSON.readTree(reply.body()).path("error");
+        if (error.isObject()) {
+          return new GatewayError(reply.status(), error.path("code").asText("http_" + reply.status()),
+              error.path("message").asText(""));
+        }
+      } catch (IOException notJson) {
+        // fall through: report the status alone
+      }
+      return new GatewayError(reply.status(), "http_" + reply.status(), "the gateway answered " + reply.status());
+    }
+
+    int status() {
+      return status;
+    }
+
+    String code() {
+      return code;
+    }
+  }
+
+  /** Nothing listens at the URL. */
+  static final class GatewayUnreachable extends RuntimeException {
+    GatewayUnreachable(String url) {
+      super("the Quarry gateway isn't running at " + url
+          + "; start it with ./quarry serve (or point --url / QUARRY_URL at a running one)", null, false, false);
+    }
+  }
+}

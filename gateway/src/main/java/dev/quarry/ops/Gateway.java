@@ -1,0 +1,76 @@
+package dev.quarry.ops;
+
+import dev.quarry.api.ApiRoutes;
+import dev.quarry.ingest.IngestService;
+import dev.quarry.search.Embedder;
+import dev.quarry.search.OnnxEmbedder;
+import dev.quarry.search.SearchService;
+import dev.quarry.store.Database;
+import dev.quarry.store.DocumentStore;
+import dev.quarry.store.DocumentsFs;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.sqlclient.Pool;
+import java.nio.file.Files;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The composition root: migrates the database, builds the services and serves the API. Nothing
+ * takes traffic before the schema is current.
+ */
+public final class Gateway extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+  /** How long in-flight requests get to finish on shutdown. */
+  private static final long DRAIN_SECONDS = 10;
+
+  private final Config config;
+  private Pool pool;
+  private HttpServer server;
+
+  public Gateway(Config config) {
+    this.config = config;
+  }
+
+  @Override
+  public Future<?> start() {
+    return vertx.executeBlocking(this::prepare)
+        .compose(embedder -> {
+          pool = Database.pool(vertx, config);
+          DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
+          ApiRoutes routes = new ApiRoutes(vertx, pool, config,
+              new IngestService(vertx, pool, embedder, documentsFs, config),
+              new DocumentStore(pool),
+              documentsFs,
+              new SearchService(vertx, pool, embedder, config));
+          return vertx.createHttpServer().requestHandler(routes.router()).listen(config.httpPort());
+        })
+        .onSuccess(listening -> {
+          server = listening;
+          log.info("Quarry gateway listening on port {}", listening.actualPort());
+        });
+  }
+
+  /** The blocking part of start-up: schema, directories, the embedding model. */
+  private Embedder prepare() throws Exception {
+    Database.migrate(config);
+    Files.createDirectories(config.dataDir().resolve("documents"));
+    Files.createDirectories(ApiRoutes.uploadsDir(config));
+    return new OnnxEmbedder();
+  }
+
+  /** The port actually bound (differs from the configured one when that is 0). */
+  public int port() {
+    return server.actualPort();
+  }
+
+  @Override
+  public Future<?> stop() {
+    Future<Void> serverClosed = server == null
+        ? Future.succeededFuture()
+        : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
+    return serverClosed.eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+  }
+}
