@@ -1,5 +1,7 @@
 package dev.quarry.search;
 
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.UUID;
 
@@ -14,4 +16,20 @@ public record SearchHit(
     List<Integer> pageNumbers,
     List<String> headings,
     List<String> docItemRefs,
-    List<String> labels) {}
+    List<String> labels) {
+
+  /** The hit as the sandbox's {@code search()} returns it: the CONTRACT.md keys, nothing else. */
+  public JsonObject toJson() {
+    return new JsonObject()
+        .put("chunk_id", chunkId.toString())
+        .put("content", content)
+        .put("document_id", documentId.toString())
+        .put("document_title", documentTitle)
+        .put("document_uri", documentUri)
+        .put("score", score)
+        .put("page_numbers", new JsonArray(List.copyOf(pageNumbers)))
+        .put("headings", new JsonArray(List.copyOf(headings)))
+        .put("doc_item_refs", new JsonArray(List.copyOf(docItemRefs)))
+        .put("labels", new JsonArray(List.copyOf(labels)));
+  }
+}

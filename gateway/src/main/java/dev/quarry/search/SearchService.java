@@ -1,28 +1,225 @@
 package dev.quarry.search;
 
 import dev.quarry.ops.Config;
+import dev.quarry.search.ContextExpander.Item;
+import dev.quarry.search.ContextExpander.RankedHit;
+import dev.quarry.search.SearchSql.Param;
+import dev.quarry.search.SearchSql.Statement;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 
-/** Hybrid retrieval (vector + BM25 full-text, fused by reciprocal rank) with context expansion. */
+/**
+ * Hybrid retrieval (vector + BM25 full-text, fused by reciprocal rank) with context expansion.
+ *
+ * <p>A search is one SQL statement (retrieval, fusion and the items for context) sent in one
+ * pipelined transaction with its HNSW settings; the query embedding is computed first on a worker.
+ */
 public final class SearchService {
+  /**
+   * Candidates taken from each retriever before fusion. RRF with k = 60 gives rank 100 a weight
+   * of 1/160, still enough to lift a chunk that the other retriever ranks well.
+   */
+  static final int CANDIDATES = 100;
+
   private final Vertx vertx;
   private final Pool pool;
   private final Embedder embedder;
   private final Config config;
+  private final SearchSql sql;
+  private final ContextExpander expander;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
     this.vertx = vertx;
     this.pool = pool;
     this.embedder = embedder;
     this.config = config;
+    this.sql = new SearchSql(embedder.modelName(), embedder.dimensions());
+    this.expander = new ContextExpander(config.contextBudgetChars());
+  }
+
+  /**
+   * Ensures the HNSW index for this embedder's model exists; call once at start-up, before
+   * traffic (on a large table the first build takes a while and blocks writes to chunks).
+   */
+  public Future<Void> prepare() {
+    return pool.query(sql.createVectorIndex).execute().mapEmpty();
   }
 
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
   public Future<List<SearchHit>> search(UUID tenantId, SearchRequest request) {
-    throw new UnsupportedOperationException("search: being built on branch 'search'");
+    try {
+      if (request == null) {
+        throw new IllegalArgumentException("search request must not be null");
+      }
+      validate(tenantId, request.query(), request.limit());
+      if (request.documentIds() != null
+          && request.documentIds().stream().anyMatch(Objects::isNull)) {
+        throw new IllegalArgumentException("document_ids must not contain null");
+      }
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    int limit = request.limit();
+    // A few more than asked, since hits whose contexts overlap merge into one result.
+    int fused = limit + Math.max(5, limit / 2);
+    UUID[] scope = request.documentIds() == null ? null
+        : request.documentIds().toArray(UUID[]::new);
+    return embed(request.query())
+        .compose(vector -> execute(sql.hybridExpanded,
+            new Args(tenantId, request.query(), vector, scope, candidates(fused), fused)))
+        .map(rows -> {
+          List<RankedHit> ranked = new ArrayList<>(rows.size());
+          for (Row row : rows) {
+            ranked.add(rankedHit(row));
+          }
+          return expander.expand(ranked, limit);
+        });
+  }
+
+  /**
+   * The chunk ranking of one mode, without context expansion: for measuring retrieval quality per
+   * mode. Same validation as {@link #search}.
+   */
+  public Future<List<RankedChunk>> rank(UUID tenantId, String query, SearchMode mode, int limit) {
+    try {
+      validate(tenantId, query, limit);
+      if (mode == null) {
+        throw new IllegalArgumentException("search mode must not be null");
+      }
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    Statement statement = switch (mode) {
+      case FULL_TEXT -> sql.fullText;
+      case VECTOR -> sql.vector;
+      case HYBRID -> sql.hybrid;
+    };
+    Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null)
+        : embed(query);
+    return vector
+        .compose(v -> execute(statement,
+            new Args(tenantId, query, v, null, mode == SearchMode.HYBRID ? candidates(limit) : limit,
+                limit)))
+        .map(rows -> {
+          List<RankedChunk> out = new ArrayList<>(rows.size());
+          for (Row row : rows) {
+            out.add(new RankedChunk(row.getUUID("chunk_id"), row.getUUID("document_id"),
+                row.getDouble("score")));
+          }
+          return out;
+        });
+  }
+
+  private void validate(UUID tenantId, String query, int limit) {
+    if (tenantId == null) {
+      throw new IllegalArgumentException("tenant id must not be null");
+    }
+    if (query == null || query.isBlank()) {
+      throw new IllegalArgumentException("query must not be empty");
+    }
+    if (query.length() > config.maxQueryChars()) {
+      throw new IllegalArgumentException("query is " + query.length()
+          + " characters long; the limit is " + config.maxQueryChars()
+          + " (QUARRY_MAX_QUERY_CHARS)");
+    }
+    if (limit < 1 || limit > config.searchMaxLimit()) {
+      throw new IllegalArgumentException("limit must be between 1 and " + config.searchMaxLimit()
+          + " (QUARRY_SEARCH_MAX_LIMIT), got " + limit);
+    }
+  }
+
+  private static int candidates(int wanted) {
+    return Math.max(CANDIDATES, wanted);
+  }
+
+  private Future<float[]> embed(String query) {
+    // The embedder blocks (ONNX or HTTP); unordered so concurrent searches embed in parallel.
+    return vertx.executeBlocking(() -> embedder.embedQuery(query), false);
+  }
+
+  /** Everything a statement may bind; each statement takes the ones it names. */
+  private record Args(UUID tenantId, String query, float[] vector, UUID[] scope, int candidates,
+      int fused) {}
+
+  /**
+   * Runs one statement inside a transaction that sets the HNSW scan for filtered search: iterative
+   * scans keep walking the graph until enough rows pass the tenant and scope filters, instead of
+   * returning fewer than asked. BEGIN, the statement and COMMIT are pipelined on one connection.
+   */
+  private Future<RowSet<Row>> execute(Statement statement, Args args) {
+    Tuple tuple = Tuple.tuple();
+    for (Param p : statement.params()) {
+      switch (p) {
+        case TENANT -> tuple.addUUID(args.tenantId());
+        case QUERY -> tuple.addString(args.query());
+        case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
+        case SCOPE -> tuple.addValue(args.scope());
+        case CANDIDATES -> tuple.addInteger(args.candidates());
+        case FUSED -> tuple.addInteger(args.fused());
+        case BUDGET -> tuple.addInteger(config.contextBudgetChars());
+      }
+    }
+    // hnsw.ef_search bounds what one scan pass returns; pgvector allows 1..1000.
+    int efSearch = Math.min(1000, Math.max(40, args.candidates()));
+    return pool.withConnection(conn -> {
+      Future<?> begin = conn.query("BEGIN; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+          + "SET LOCAL hnsw.ef_search = " + efSearch).execute();
+      Future<RowSet<Row>> rows = conn.preparedQuery(statement.sql()).execute(tuple);
+      Future<?> commit = conn.query("COMMIT").execute();
+      return Future.all(begin, rows, commit).map(done -> rows.result());
+    });
+  }
+
+  private static String vectorLiteral(float[] v) {
+    StringBuilder b = new StringBuilder(v.length * 12).append('[');
+    for (int i = 0; i < v.length; i++) {
+      if (i > 0) {
+        b.append(',');
+      }
+      b.append(v[i]);
+    }
+    return b.append(']').toString();
+  }
+
+  private static RankedHit rankedHit(Row row) {
+    JsonArray itemRows = (JsonArray) row.getValue("items");
+    List<Item> items = new ArrayList<>();
+    if (itemRows != null) {
+      for (int i = 0; i < itemRows.size(); i++) {
+        JsonArray it = itemRows.getJsonArray(i);
+        JsonArray pages = it.getJsonArray(4);
+        List<Integer> pageNumbers = new ArrayList<>(pages.size());
+        for (int p = 0; p < pages.size(); p++) {
+          pageNumbers.add(pages.getInteger(p));
+        }
+        items.add(new Item(it.getInteger(0), it.getString(1), it.getString(2), it.getString(3),
+            List.copyOf(pageNumbers)));
+      }
+    }
+    Integer sectionCost = row.getInteger("section_cost");
+    return new RankedHit(
+        row.getUUID("chunk_id"),
+        row.getDouble("score"),
+        row.getUUID("document_id"),
+        row.getString("title"),
+        row.getString("uri"),
+        row.getInteger("item_start"),
+        row.getInteger("item_end"),
+        List.of(row.getArrayOfStrings("headings")),
+        row.getString("content"),
+        List.of(row.getArrayOfIntegers("page_numbers")),
+        List.of(row.getArrayOfStrings("doc_item_refs")),
+        List.of(row.getArrayOfStrings("labels")),
+        sectionCost == null ? 0 : sectionCost,
+        List.copyOf(items));
   }
 }

@@ -1,0 +1,228 @@
+package dev.quarry.search;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Every SQL statement of search, by name, built once for one embedding model.
+ *
+ * <p>The vector part must repeat the HNSW index's expression ({@code embedding::vector(dims)}) and
+ * its predicate ({@code embedding_model = '...'}) literally, or the planner won't use the index; so
+ * the model name and dimensions are validated and written into the text. Everything that comes from
+ * a caller (tenant, query, vector, scope, limits) stays a bind parameter.
+ *
+ * <p>Parameters are written by name ({@code :tenant}) and numbered per statement, since PostgreSQL
+ * rejects a statement that leaves a parameter number unused; see {@link Param}.
+ */
+final class SearchSql {
+  /** BM25 term-frequency saturation. */
+  static final double K1 = 1.2;
+  /** BM25 length normalisation. */
+  static final double B = 0.75;
+  /** Reciprocal-rank-fusion constant: 60 as in Cormack et al., flat enough to let both lists in. */
+  static final int RRF_K = 60;
+
+  /** Items that repeat on pages or hang off them; they never fill the context budget. */
+  static final String FURNITURE = "('page_header', 'page_footer', 'footnote')";
+
+  private static final Pattern MODEL_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}");
+
+  private static final Pattern PLACEHOLDER = Pattern.compile("(?<!:):([a-z]+)");
+
+  /** A statement's bind parameters, by name. */
+  enum Param {
+    TENANT, QUERY, VECTOR, SCOPE, CANDIDATES, FUSED, BUDGET
+  }
+
+  /** SQL text with $n placeholders, and what each $n stands for. */
+  record Statement(String sql, List<Param> params) {}
+
+  final String createVectorIndex;
+  final Statement fullText;
+  final Statement vector;
+  final Statement hybrid;
+  final Statement hybridExpanded;
+
+  SearchSql(String modelName, int dimensions) {
+    if (modelName == null || !MODEL_NAME.matcher(modelName).matches()) {
+      throw new IllegalArgumentException("embedding model name " + modelName
+          + " must match " + MODEL_NAME.pattern() + " (it is written into the index definition)");
+    }
+    if (dimensions < 1 || dimensions > 2000) {
+      throw new IllegalArgumentException("embedding dimensions " + dimensions
+          + " must be within [1, 2000] (the HNSW limit for vector)");
+    }
+    String vectorExpr = "(c.embedding::vector(" + dimensions + "))";
+    String modelPredicate = "c.embedding_model = '" + modelName + "'";
+
+    createVectorIndex = "CREATE INDEX IF NOT EXISTS " + indexName(modelName, dimensions)
+        + " ON chunks USING hnsw ((embedding::vector(" + dimensions + ")) vector_cosine_ops)"
+        + " WHERE embedding_model = '" + modelName + "'";
+
+    String scope = "(:scope::uuid[] IS NULL OR %s = ANY(:scope::uuid[]))";
+
+    String bm25 = """
+        stats AS (
+          SELECT chunk_count::float8 AS n,
+                 greatest(total_tokens::float8 / greatest(chunk_count, 1), 1.0) AS avgdl
+          FROM corpus_stats WHERE tenant_id = :tenant
+        ),
+        query_terms AS (
+          SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', :query::text))
+        ),
+        term_idf AS (
+          SELECT q.term, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+          FROM query_terms q
+          CROSS JOIN stats s
+          CROSS JOIN LATERAL (
+            SELECT count(*)::float8 AS df FROM chunk_terms t
+            WHERE t.tenant_id = :tenant AND t.term = q.term) d
+          WHERE d.df > 0
+        ),
+        fts AS (
+          SELECT t.chunk_id,
+                 sum(i.idf * t.tf * (%K1% + 1)
+                     / (t.tf + %K1% * (1 - %B% + %B% * t.token_count / s.avgdl))) AS score
+          FROM term_idf i
+          JOIN chunk_terms t ON t.tenant_id = :tenant AND t.term = i.term
+          CROSS JOIN stats s
+          WHERE %SCOPE_T%
+          GROUP BY t.chunk_id
+          ORDER BY score DESC, t.chunk_id
+          LIMIT :candidates
+        ),
+        fts_ranked AS (
+          SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank FROM fts
+        )"""
+        .replace("%K1%", Double.toString(K1))
+        .replace("%B%", Double.toString(B))
+        .replace("%SCOPE_T%", scope.formatted("t.document_id"));
+
+    // MATERIALIZED, then ranked again by distance: with iterative scans in relaxed order the index
+    // may return rows slightly out of order.
+    String knn = """
+        vec AS MATERIALIZED (
+          SELECT c.id AS chunk_id, %VEC% <=> :vector::text::vector(%DIMS%) AS distance
+          FROM chunks c
+          WHERE c.tenant_id = :tenant AND %MODEL% AND %SCOPE_C%
+          ORDER BY %VEC% <=> :vector::text::vector(%DIMS%)
+          LIMIT :candidates
+        ),
+        vec_ranked AS (
+          SELECT chunk_id, distance, row_number() OVER (ORDER BY distance, chunk_id) AS rank FROM vec
+        )"""
+        .replace("%SCOPE_C%", scope.formatted("c.document_id"));
+
+    String fused = """
+        fused AS (
+          SELECT coalesce(f.chunk_id, v.chunk_id) AS chunk_id,
+                 coalesce(1.0 / (%K% + f.rank), 0) + coalesce(1.0 / (%K% + v.rank), 0) AS score
+          FROM fts_ranked f FULL JOIN vec_ranked v ON v.chunk_id = f.chunk_id
+          ORDER BY score DESC, chunk_id
+          LIMIT :fused
+        )""".replace("%K%", Integer.toString(RRF_K));
+
+    // The tuple shape of the three ranking statements: chunk_id, document_id, score.
+    fullText = compile("WITH " + bm25 + """
+        \nSELECT f.chunk_id, c.document_id, f.score::float8 AS score
+        FROM fts_ranked f JOIN chunks c ON c.id = f.chunk_id
+        ORDER BY f.rank""", vectorExpr, modelPredicate, dimensions);
+    vector = compile("WITH " + knn + """
+        \nSELECT v.chunk_id, c.document_id, (1 - v.distance)::float8 AS score
+        FROM vec_ranked v JOIN chunks c ON c.id = v.chunk_id
+        ORDER BY v.rank""", vectorExpr, modelPredicate, dimensions);
+    String fusedPrefix = "WITH " + bm25 + ",\n" + knn + ",\n" + fused;
+    hybrid = compile(fusedPrefix + """
+        \nSELECT f.chunk_id, c.document_id, f.score::float8 AS score
+        FROM fused f JOIN chunks c ON c.id = f.chunk_id
+        ORDER BY f.score DESC, f.chunk_id""", vectorExpr, modelPredicate, dimensions);
+
+    // The hits with, for each, the items its context can be drawn from: the whole innermost section
+    // (or sections) holding the hit's items when it fits the budget; otherwise the items on each
+    // side whose distance from the hit is within the budget. Furniture outside the hit is left out.
+    // cost = the item's length plus the "\n\n" that joins it; reach = cost of the items from the
+    // hit out to this one, on its side.
+    hybridExpanded = compile(fusedPrefix + """
+        ,
+        hits AS (
+          SELECT f.chunk_id, f.score, c.document_id, d.title, d.uri, c.item_start, c.item_end,
+                 c.headings, c.content, c.page_numbers, c.doc_item_refs, c.labels,
+                 least(sec.s, c.item_start) AS sec_start, greatest(sec.e, c.item_end) AS sec_end
+          FROM fused f
+          JOIN chunks c ON c.id = f.chunk_id
+          JOIN documents d ON d.id = c.document_id
+          CROSS JOIN LATERAL (
+            SELECT min(i.section_start) AS s, max(i.section_end) AS e FROM items i
+            WHERE i.document_id = c.document_id
+              AND i.position >= c.item_start AND i.position < c.item_end) sec
+        )
+        SELECT h.chunk_id, h.score::float8 AS score, h.document_id, h.title, h.uri, h.item_start,
+               h.item_end, h.headings, h.content, h.page_numbers, h.doc_item_refs, h.labels,
+               ctx.section_cost, ctx.items
+        FROM hits h
+        CROSS JOIN LATERAL (
+          SELECT max(w.section_cost)::int AS section_cost,
+                 json_agg(json_build_array(w.position, w.self_ref, w.label, w.text, w.page_numbers)
+                          ORDER BY w.position) AS items
+          FROM (
+            SELECT s.*,
+                   sum(s.cost) OVER (PARTITION BY s.side ORDER BY s.distance) AS reach,
+                   sum(s.cost) OVER () AS section_cost
+            FROM (
+              SELECT i.position, i.self_ref, i.label, i.text, i.page_numbers, side.side,
+                     abs(i.position - CASE WHEN side.side < 0 THEN h.item_start ELSE h.item_end END)
+                       AS distance,
+                     CASE WHEN side.side <> 0 AND i.label IN %FURNITURE% THEN 0
+                          ELSE length(i.text) + 2 END AS cost
+              FROM items i
+              CROSS JOIN LATERAL (
+                SELECT CASE WHEN i.position < h.item_start THEN -1
+                            WHEN i.position >= h.item_end THEN 1 ELSE 0 END AS side) side
+              WHERE i.document_id = h.document_id
+                AND i.position >= h.sec_start AND i.position < h.sec_end
+            ) s
+          ) w
+          WHERE w.side = 0 OR (w.cost > 0 AND (w.section_cost <= :budget + 2 OR w.reach <= :budget + 2))
+        ) ctx
+        ORDER BY h.score DESC, h.chunk_id""".replace("%FURNITURE%", FURNITURE),
+        vectorExpr, modelPredicate, dimensions);
+  }
+
+  /**
+   * Numbers the named parameters in order of first use, then writes in the model-specific parts
+   * (after numbering, so nothing in a model name can be taken for a parameter).
+   */
+  private static Statement compile(String template, String vectorExpr, String modelPredicate,
+      int dimensions) {
+    List<Param> params = new ArrayList<>();
+    Matcher m = PLACEHOLDER.matcher(template);
+    StringBuilder sql = new StringBuilder();
+    while (m.find()) {
+      Param p = Param.valueOf(m.group(1).toUpperCase());
+      int index = params.indexOf(p);
+      if (index < 0) {
+        params.add(p);
+        index = params.size() - 1;
+      }
+      m.appendReplacement(sql, Matcher.quoteReplacement("$" + (index + 1)));
+    }
+    m.appendTail(sql);
+    String text = sql.toString()
+        .replace("%VEC%", vectorExpr)
+        .replace("%DIMS%", Integer.toString(dimensions))
+        .replace("%MODEL%", modelPredicate);
+    return new Statement(text, List.copyOf(params));
+  }
+
+  /** A stable name within PostgreSQL's 63 characters, distinct per model and dimensions. */
+  static String indexName(String modelName, int dimensions) {
+    String slug = modelName.toLowerCase().replaceAll("[^a-z0-9]+", "_");
+    if (slug.length() > 30) {
+      slug = slug.substring(0, 30);
+    }
+    String hash = Integer.toHexString(modelName.hashCode() & 0x7fffffff);
+    return "chunks_hnsw_" + slug + "_" + dimensions + "_" + hash;
+  }
+}
