@@ -3,18 +3,37 @@ package dev.quarry.ingest;
 import dev.quarry.ops.Config;
 import dev.quarry.search.Embedder;
 import dev.quarry.store.DocumentsFs;
+import dev.quarry.store.Sql;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** convert → section tree → chunks → embeddings → one transaction in PostgreSQL. */
 public final class IngestService {
+  private static final Logger LOG = LoggerFactory.getLogger(IngestService.class);
+  /** Passages per embedder call: big enough to amortise the call, small enough to bound memory. */
+  static final int EMBED_BATCH = 32;
+  /** Attempts of the write transaction when a concurrent ingest of the same source gets in first. */
+  private static final int WRITE_ATTEMPTS = 3;
+
   private final Vertx vertx;
   private final Pool pool;
   private final Embedder embedder;
   private final DocumentsFs documentsFs;
   private final Config config;
+  private final Converters converters;
 
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
     this.vertx = vertx;
@@ -22,10 +41,252 @@ public final class IngestService {
     this.embedder = embedder;
     this.documentsFs = documentsFs;
     this.config = config;
+    this.converters = new Converters(config.maxUploadBytes());
   }
 
   /** Fails with {@link IngestException} for bad input; nothing is stored then. */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request) {
-    throw new UnsupportedOperationException("ingest: being built on branch 'pipeline'");
+    String fileName = fileName(request);
+    String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
+    byte[] bytes = request.bytes();
+    return vertx.executeBlocking(() -> {
+          SourceType type = converters.detect(fileName, request.contentType(), bytes);
+          return new Sniffed(type, sha256(bytes));
+        }, false)
+        .compose(sniffed -> pool.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash()))
+            .compose(rows -> rows.size() > 0
+                ? Future.succeededFuture(unchanged(rows.iterator().next()))
+                : prepare(tenantId, fileName, uri, request, sniffed)
+                    .compose(prepared -> write(prepared, 1))
+                    .compose(result -> syncQuietly(tenantId, result))));
+  }
+
+  private record Sniffed(SourceType type, String hash) {}
+
+  /** Everything the transaction writes, computed before it opens so it stays short. */
+  private record Prepared(
+      UUID tenantId, String uri, String title, SourceType type, String hash, long byteSize,
+      List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors) {}
+
+  private Future<Prepared> prepare(
+      UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed) {
+    return vertx.executeBlocking(() -> {
+      long t0 = System.nanoTime();
+      ConvertedDocument doc = converters.converter(sniffed.type()).convert(fileName, request.bytes());
+      List<DocItem> items = withoutNul(doc.items());
+      Toc toc = TocBuilder.build(items);
+      List<Chunk> chunks = Chunker.chunk(items, toc);
+      long t1 = System.nanoTime();
+      List<String> vectors = embed(chunks);
+      long t2 = System.nanoTime();
+      LOG.info("{}: {} items, {} chunks; convert+chunk {} ms, embed {} ms", fileName, items.size(),
+          chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
+      String title = firstNonBlank(request.title(), doc.title(), fileName);
+      return new Prepared(tenantId, uri, title, sniffed.type(), sniffed.hash(),
+          request.bytes().length, items, toc, content(items), chunks, vectors);
+    }, false);
+  }
+
+  private List<String> embed(List<Chunk> chunks) {
+    List<String> vectors = new ArrayList<>(chunks.size());
+    for (int i = 0; i < chunks.size(); i += EMBED_BATCH) {
+      List<String> texts = new ArrayList<>();
+      for (Chunk c : chunks.subList(i, Math.min(chunks.size(), i + EMBED_BATCH))) {
+        texts.add(c.content());
+      }
+      List<float[]> out = embedder.embedPassages(texts);
+      if (out.size() != texts.size()) {
+        throw new IllegalStateException(embedder.modelName() + " returned " + out.size()
+            + " vectors for " + texts.size() + " passages");
+      }
+      for (float[] v : out) {
+        vectors.add(vectorLiteral(v));
+      }
+    }
+    return vectors;
+  }
+
+  /** pgvector's text form; NaN and infinities are left in so PostgreSQL rejects them loudly. */
+  static String vectorLiteral(float[] v) {
+    StringBuilder sb = new StringBuilder(v.length * 12).append('[');
+    for (int i = 0; i < v.length; i++) {
+      if (i > 0) {
+        sb.append(',');
+      }
+      sb.append(v[i]);
+    }
+    return sb.append(']').toString();
+  }
+
+  /** A concurrent ingest inserted the same uri or bytes first; the transaction is rolled back. */
+  private static final class LostRace extends RuntimeException {
+    LostRace() {
+      super("a concurrent ingest of the same source committed first", null, false, false);
+    }
+  }
+
+  private Future<IngestResult> write(Prepared p, int attempt) {
+    return pool.withTransaction(conn -> writeIn(conn, p))
+        .recover(err -> {
+          boolean race = err instanceof LostRace
+              || (err instanceof PgException pg && "23505".equals(pg.getSqlState()));
+          if (race && attempt < WRITE_ATTEMPTS) {
+            return write(p, attempt + 1);
+          }
+          return Future.failedFuture(err);
+        });
+  }
+
+  private Future<IngestResult> writeIn(SqlConnection conn, Prepared p) {
+    return conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(p.tenantId(), p.hash()))
+        .compose(byHash -> {
+          if (byHash.size() > 0) {
+            return Future.succeededFuture(unchanged(byHash.iterator().next()));
+          }
+          return conn.preparedQuery(Sql.FIND_BY_URI_FOR_UPDATE).execute(Tuple.of(p.tenantId(), p.uri()))
+              .compose(byUri -> byUri.size() > 0
+                  ? replace(conn, p, byUri.iterator().next().getUUID("id"))
+                  : insert(conn, p, UUID.randomUUID()));
+        });
+  }
+
+  private Future<IngestResult> insert(SqlConnection conn, Prepared p, UUID id) {
+    Tuple doc = Tuple.of(id, p.tenantId(), p.title(), p.uri(), p.type().wireName(), p.hash())
+        .addLong(p.byteSize())
+        .addString(p.content())
+        .addValue(p.toc().toJson(id, p.title()))
+        .addInteger(p.items().size())
+        .addInteger(p.chunks().size());
+    return conn.preparedQuery(Sql.INSERT_DOCUMENT).execute(doc)
+        .compose(rows -> rows.size() == 0 ? Future.<Void>failedFuture(new LostRace()) : Future.<Void>succeededFuture())
+        .compose(v -> insertItemsAndChunks(conn, p, id))
+        .map(v -> result(id, IngestResult.Status.CREATED, p));
+  }
+
+  private Future<IngestResult> replace(SqlConnection conn, Prepared p, UUID id) {
+    Tuple doc = Tuple.of(p.tenantId(), id, p.title(), p.type().wireName(), p.hash())
+        .addLong(p.byteSize())
+        .addString(p.content())
+        .addValue(p.toc().toJson(id, p.title()))
+        .addInteger(p.items().size())
+        .addInteger(p.chunks().size());
+    Tuple key = Tuple.of(p.tenantId(), id);
+    return conn.preparedQuery(Sql.REPLACE_DOCUMENT).execute(doc)
+        .compose(v -> conn.preparedQuery(Sql.DELETE_CHUNKS).execute(key))
+        .compose(v -> conn.preparedQuery(Sql.DELETE_ITEMS).execute(key))
+        .compose(v -> insertItemsAndChunks(conn, p, id))
+        .map(v -> result(id, IngestResult.Status.REPLACED, p));
+  }
+
+  private Future<Void> insertItemsAndChunks(SqlConnection conn, Prepared p, UUID id) {
+    List<Tuple> items = new ArrayList<>(p.items().size());
+    for (DocItem it : p.items()) {
+      int pos = it.position();
+      items.add(Tuple.of(p.tenantId(), id, pos, it.selfRef(), it.label(), it.text())
+          .addArrayOfInteger(it.pageNumbers().toArray(Integer[]::new))
+          .addShort((short) it.headingLevel())
+          .addShort((short) it.treeDepth())
+          .addInteger(p.toc().sectionStart()[pos])
+          .addInteger(p.toc().sectionEnd()[pos]));
+    }
+    List<Tuple> chunks = new ArrayList<>(p.chunks().size());
+    for (Chunk c : p.chunks()) {
+      chunks.add(Tuple.of(UUID.randomUUID(), p.tenantId(), id, c.ordinal(), c.itemStart(), c.itemEnd())
+          .addArrayOfString(c.headings().toArray(String[]::new))
+          .addString(c.content())
+          .addArrayOfInteger(c.pageNumbers().toArray(Integer[]::new))
+          .addArrayOfString(c.docItemRefs().toArray(String[]::new))
+          .addArrayOfString(c.labels().toArray(String[]::new))
+          .addString(embedder.modelName())
+          .addString(p.vectors().get(c.ordinal())));
+    }
+    return batch(conn, Sql.INSERT_ITEM, items).compose(v -> batch(conn, Sql.INSERT_CHUNK, chunks));
+  }
+
+  /** One pipelined round of inserts (the client refuses an empty batch). */
+  private static Future<Void> batch(SqlConnection conn, String sql, List<Tuple> rows) {
+    if (rows.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    return conn.preparedQuery(sql).executeBatch(rows).<Void>mapEmpty();
+  }
+
+  /** The /documents cache follows the database; it can always be rebuilt, so a failure only logs. */
+  private Future<IngestResult> syncQuietly(UUID tenant, IngestResult result) {
+    if (documentsFs == null || result.status() == IngestResult.Status.UNCHANGED) {
+      return Future.succeededFuture(result);
+    }
+    return documentsFs.sync(tenant)
+        .<IngestResult>map(path -> result)
+        .otherwise(err -> {
+          LOG.warn("ingested {} but syncing /documents of tenant {} failed: {}", result.documentId(),
+              tenant, err.toString());
+          return result;
+        });
+  }
+
+  private IngestResult result(UUID id, IngestResult.Status status, Prepared p) {
+    return new IngestResult(id, status, p.title(), p.type().wireName(), p.items().size(),
+        p.chunks().size());
+  }
+
+  private static IngestResult unchanged(Row row) {
+    return new IngestResult(row.getUUID("id"), IngestResult.Status.UNCHANGED, row.getString("title"),
+        row.getString("source_type"), row.getInteger("item_count"), row.getInteger("chunk_count"));
+  }
+
+  /** content.txt: the items' text in reading order, without page headers and footers. */
+  static String content(List<DocItem> items) {
+    StringBuilder sb = new StringBuilder();
+    for (DocItem it : items) {
+      if (it.label().equals("page_header") || it.label().equals("page_footer") || it.text().isBlank()) {
+        continue;
+      }
+      if (!sb.isEmpty()) {
+        sb.append("\n\n");
+      }
+      sb.append(it.text());
+    }
+    return sb.toString();
+  }
+
+  /** PostgreSQL text cannot hold U+0000; a converter may still pass one through from a source. */
+  private static List<DocItem> withoutNul(List<DocItem> items) {
+    List<DocItem> out = new ArrayList<>(items.size());
+    for (DocItem it : items) {
+      out.add(it.text().indexOf('\0') < 0 && it.selfRef().indexOf('\0') < 0 ? it
+          : new DocItem(it.position(), it.selfRef().replace("\0", ""), it.label(),
+              it.text().replace("\0", ""), it.pageNumbers(), it.headingLevel(), it.treeDepth()));
+    }
+    return out;
+  }
+
+  private static String fileName(IngestRequest request) {
+    if (request.fileName() != null && !request.fileName().isBlank()) {
+      return request.fileName().strip();
+    }
+    if (request.uri() != null && !request.uri().isBlank()) {
+      String u = request.uri().strip();
+      String last = u.substring(u.lastIndexOf('/') + 1);
+      return last.isBlank() ? u : last;
+    }
+    return "upload";
+  }
+
+  private static String firstNonBlank(String... values) {
+    for (String v : values) {
+      if (v != null && !v.isBlank()) {
+        return v.strip();
+      }
+    }
+    return "untitled";
+  }
+
+  static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JDK has no SHA-256", e);
+    }
   }
 }

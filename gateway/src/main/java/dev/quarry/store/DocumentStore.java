@@ -4,42 +4,105 @@ import dev.quarry.ingest.DocItem;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Reads and deletes documents of one tenant. Writes happen in IngestService's transaction. */
 public final class DocumentStore {
+  private static final Logger LOG = LoggerFactory.getLogger(DocumentStore.class);
+
   private final Pool pool;
+  private final DocumentsFs documentsFs;
 
   public DocumentStore(Pool pool) {
+    this(pool, null);
+  }
+
+  /** With a filesystem, a delete also removes the document's directory from {@code /documents}. */
+  public DocumentStore(Pool pool, DocumentsFs documentsFs) {
     this.pool = pool;
+    this.documentsFs = documentsFs;
   }
 
   /** The tenant's documents, oldest first. */
   public Future<List<DocumentSummary>> list(UUID tenantId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    return pool.preparedQuery(Sql.LIST_DOCUMENTS).execute(Tuple.of(tenantId)).map(rows -> {
+      List<DocumentSummary> out = new ArrayList<>(rows.size());
+      rows.forEach(r -> out.add(summary(r)));
+      return out;
+    });
   }
 
   public Future<Optional<DocumentSummary>> get(UUID tenantId, UUID documentId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    return one(Sql.GET_DOCUMENT, tenantId, documentId, DocumentStore::summary);
   }
 
   /** True when a document was deleted (with its items and chunks). */
   public Future<Boolean> delete(UUID tenantId, UUID documentId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    return pool.preparedQuery(Sql.DELETE_DOCUMENT).execute(Tuple.of(tenantId, documentId))
+        .compose(rows -> {
+          boolean deleted = rows.rowCount() > 0;
+          if (!deleted || documentsFs == null) {
+            return Future.succeededFuture(deleted);
+          }
+          // The cache is rebuilt on the next sync anyway: a failure here must not undo the delete.
+          return documentsFs.sync(tenantId).map(p -> true).otherwise(err -> {
+            LOG.warn("deleted {} but syncing /documents of tenant {} failed: {}", documentId, tenantId,
+                err.toString());
+            return true;
+          });
+        });
   }
 
   /** Empty when the document does not exist for this tenant. */
   public Future<Optional<List<DocItem>>> items(UUID tenantId, UUID documentId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    Tuple key = Tuple.of(tenantId, documentId);
+    return pool.preparedQuery(Sql.LIST_ITEMS).execute(key).compose(rows -> {
+      List<DocItem> items = new ArrayList<>(rows.size());
+      rows.forEach(r -> items.add(item(r)));
+      if (!items.isEmpty()) {
+        return Future.succeededFuture(Optional.of(items));
+      }
+      // No items: either an empty document or none at all for this tenant.
+      return pool.preparedQuery(Sql.DOCUMENT_EXISTS).execute(key)
+          .map(found -> found.size() > 0 ? Optional.of(items) : Optional.empty());
+    });
   }
 
   public Future<Optional<JsonObject>> toc(UUID tenantId, UUID documentId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    return one(Sql.GET_TOC, tenantId, documentId, r -> r.getJsonObject("toc"));
   }
 
   public Future<Optional<String>> content(UUID tenantId, UUID documentId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    return one(Sql.GET_CONTENT, tenantId, documentId, r -> r.getString("content"));
+  }
+
+  private <T> Future<Optional<T>> one(String sql, UUID tenantId, UUID documentId, Function<Row, T> map) {
+    return pool.preparedQuery(sql).execute(Tuple.of(tenantId, documentId))
+        .map((RowSet<Row> rows) -> rows.size() == 0
+            ? Optional.<T>empty()
+            : Optional.of(map.apply(rows.iterator().next())));
+  }
+
+  static DocumentSummary summary(Row r) {
+    return new DocumentSummary(r.getUUID("id"), r.getString("title"), r.getString("uri"),
+        r.getString("source_type"), r.getString("content_hash"), r.getLong("byte_size"),
+        r.getInteger("item_count"), r.getInteger("chunk_count"), r.getInteger("version"),
+        r.getOffsetDateTime("created_at"), r.getOffsetDateTime("updated_at"));
+  }
+
+  static DocItem item(Row r) {
+    return new DocItem(r.getInteger("position"), r.getString("self_ref"), r.getString("label"),
+        r.getString("text"), Arrays.asList(r.getArrayOfIntegers("page_numbers")),
+        r.getInteger("heading_level"), r.getInteger("tree_depth"));
   }
 }

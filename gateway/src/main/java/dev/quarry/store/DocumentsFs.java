@@ -1,19 +1,49 @@
 package dev.quarry.store;
 
+import dev.quarry.ingest.DocItem;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /**
  * The {@code /documents} filesystem of CONTRACT.md, per tenant, materialised from PostgreSQL under
  * {@code root/{tenant_id}/}. A cache: safe to delete, rebuilt from the database at any time.
+ *
+ * <p>Readers (sandboxes) never see a half-written document: a document's files are written into a
+ * staging directory outside every tenant directory, then the directory is renamed into place. What
+ * was last written for each document (its version and content hash) is recorded outside the tenant
+ * directory too, under {@code root/.state/}, so sandboxes see exactly the four files of the
+ * contract, and a sync rewrites only documents whose version changed.
  */
 public final class DocumentsFs {
+  public static final List<String> FILES = List.of("metadata.json", "content.txt", "items.jsonl", "toc.json");
+
   private final Vertx vertx;
   private final Pool pool;
   private final Path root;
+  /** The last sync of each tenant: syncs of one tenant run one after the other. */
+  private final Map<UUID, Future<Path>> lastSync = new HashMap<>();
 
   public DocumentsFs(Vertx vertx, Pool pool, Path root) {
     this.vertx = vertx;
@@ -26,8 +56,180 @@ public final class DocumentsFs {
     return root.resolve(tenantId.toString());
   }
 
+  private Path stateDir(UUID tenantId) {
+    return root.resolve(".state").resolve(tenantId.toString());
+  }
+
+  private Path stagingDir() {
+    return root.resolve(".staging");
+  }
+
   /** Brings the tenant's directory up to date with the database, writing only what changed. */
   public Future<Path> sync(UUID tenantId) {
-    throw new UnsupportedOperationException("being built on branch 'pipeline'");
+    synchronized (lastSync) {
+      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
+      Future<Path> next = previous.transform(ignored -> syncNow(tenantId));
+      lastSync.put(tenantId, next);
+      return next;
+    }
+  }
+
+  private record Version(UUID id, String marker) {}
+
+  private Future<Path> syncNow(UUID tenantId) {
+    return pool.preparedQuery(Sql.LIST_DOCUMENT_VERSIONS).execute(Tuple.of(tenantId))
+        .map(rows -> {
+          List<Version> versions = new ArrayList<>(rows.size());
+          rows.forEach(r -> versions.add(new Version(r.getUUID("id"), marker(r))));
+          return versions;
+        })
+        .compose(versions -> vertx.executeBlocking(() -> staleAndChanged(tenantId, versions), false))
+        .compose(changed -> {
+          Future<Void> chain = Future.succeededFuture();
+          for (UUID id : changed) {
+            chain = chain.compose(v -> materialise(tenantId, id));
+          }
+          return chain;
+        })
+        .map(v -> tenantDir(tenantId));
+  }
+
+  private static String marker(Row r) {
+    return r.getInteger("version") + " " + r.getString("content_hash");
+  }
+
+  /** Removes directories of documents that are gone; returns the documents to (re)write. */
+  private List<UUID> staleAndChanged(UUID tenantId, List<Version> versions) throws IOException {
+    Path dir = tenantDir(tenantId);
+    Path state = stateDir(tenantId);
+    Files.createDirectories(dir);
+    Files.createDirectories(state);
+    Files.createDirectories(stagingDir());
+    Set<String> live = new HashSet<>();
+    versions.forEach(v -> live.add(v.id().toString()));
+    for (Path parent : List.of(dir, state)) {
+      try (Stream<Path> entries = Files.list(parent)) {
+        for (Path p : entries.toList()) {
+          if (!live.contains(p.getFileName().toString())) {
+            deleteRecursively(p);
+          }
+        }
+      }
+    }
+    List<UUID> changed = new ArrayList<>();
+    for (Version v : versions) {
+      if (!upToDate(dir.resolve(v.id().toString()), state.resolve(v.id().toString()), v.marker())) {
+        changed.add(v.id());
+      }
+    }
+    return changed;
+  }
+
+  private static boolean upToDate(Path docDir, Path markerFile, String marker) throws IOException {
+    if (!Files.isRegularFile(markerFile) || !Files.readString(markerFile).equals(marker)) {
+      return false;
+    }
+    for (String f : FILES) {
+      if (!Files.isRegularFile(docDir.resolve(f))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private Future<Void> materialise(UUID tenantId, UUID documentId) {
+    Tuple key = Tuple.of(tenantId, documentId);
+    return pool.preparedQuery(Sql.GET_DOCUMENT_FILES).execute(key)
+        .compose(docRows -> pool.preparedQuery(Sql.LIST_ITEMS).execute(key).compose(itemRows -> {
+          if (docRows.size() == 0) {
+            return Future.<Void>succeededFuture(); // deleted since the listing; the next sync cleans up
+          }
+          Row doc = docRows.iterator().next();
+          List<DocItem> items = new ArrayList<>(itemRows.size());
+          itemRows.forEach(r -> items.add(DocumentStore.item(r)));
+          Rendered files = new Rendered(metadata(doc), doc.getString("content"), itemsJsonl(items),
+              doc.getJsonObject("toc").encode(), marker(doc));
+          return vertx.executeBlocking(() -> {
+            write(tenantId, documentId, files);
+            return null;
+          }, false);
+        }));
+  }
+
+  /** The four files of one document, rendered, plus its version marker. */
+  private record Rendered(String metadata, String content, String items, String toc, String marker) {}
+
+  static String metadata(Row doc) {
+    OffsetDateTime created = doc.getOffsetDateTime("created_at");
+    return new JsonObject()
+        .put("id", doc.getUUID("id").toString())
+        .put("title", doc.getString("title"))
+        .put("uri", doc.getString("uri"))
+        .put("created_at", created.toInstant().toString())
+        .encode();
+  }
+
+  static String itemsJsonl(List<DocItem> items) {
+    StringBuilder sb = new StringBuilder();
+    for (DocItem it : items) {
+      sb.append(new JsonObject()
+              .put("position", it.position())
+              .put("self_ref", it.selfRef())
+              .put("label", it.label())
+              .put("text", it.text())
+              .put("page_numbers", new JsonArray(List.copyOf(it.pageNumbers())))
+              .put("heading_level", it.headingLevel())
+              .put("tree_depth", it.treeDepth())
+              .encode())
+          .append('\n');
+    }
+    return sb.toString();
+  }
+
+  /** Writes into a staging directory, then renames it into place: readers see old or new, whole. */
+  private void write(UUID tenantId, UUID documentId, Rendered files) throws IOException {
+    String name = documentId.toString();
+    Path staging = Files.createTempDirectory(stagingDir(), tenantId + "-" + name + "-");
+    writeAtomically(staging.resolve("metadata.json"), files.metadata());
+    writeAtomically(staging.resolve("content.txt"), files.content());
+    writeAtomically(staging.resolve("items.jsonl"), files.items());
+    writeAtomically(staging.resolve("toc.json"), files.toc());
+    Path target = tenantDir(tenantId).resolve(name);
+    if (Files.exists(target)) {
+      // POSIX rename cannot swap two directories, so the old one steps aside first; a reader may
+      // miss the document for that instant but never sees a mix of two versions.
+      Path old = Files.createTempDirectory(stagingDir(), "old-" + name + "-");
+      Files.move(target, old.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+      Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+      deleteRecursively(old);
+    } else {
+      Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+    }
+    writeAtomically(stateDir(tenantId).resolve(name), files.marker());
+  }
+
+  /** A temporary file in the same directory, then an atomic rename over the target. */
+  static void writeAtomically(Path target, String text) throws IOException {
+    Path tmp = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".tmp");
+    try {
+      Files.writeString(tmp, text, StandardCharsets.UTF_8);
+      Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
+          StandardCopyOption.REPLACE_EXISTING);
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  private static void deleteRecursively(Path p) throws IOException {
+    if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(p)) {
+      for (Path q : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(q);
+      }
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
   }
 }

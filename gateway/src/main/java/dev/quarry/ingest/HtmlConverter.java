@@ -1,0 +1,290 @@
+package dev.quarry.ingest;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jsoup.Jsoup;
+import org.jsoup.nodes.Document;
+import org.jsoup.nodes.Element;
+import org.jsoup.nodes.Node;
+import org.jsoup.nodes.TextNode;
+
+/**
+ * HTML to items, following docling's HTML backend: {@code h1} is a {@code title}, {@code h2}…{@code
+ * h6} are section headers of level 1…5, lists nest two levels per list (list group, then item),
+ * tables repeat a spanning cell in every slot it covers, and text that sits loose between blocks
+ * becomes a text item of its own. Scripts, styles and navigation menus are not content.
+ */
+public final class HtmlConverter implements Converter {
+  /** Elements whose content is never document text. */
+  private static final Set<String> SKIPPED = Set.of(
+      "head", "script", "style", "noscript", "template", "nav", "svg", "math", "iframe", "object",
+      "button", "select", "input", "textarea", "form");
+  /** Elements that end the running paragraph; everything else is inline. */
+  private static final Set<String> BLOCKS = Set.of(
+      "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dialog",
+      "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5",
+      "h6", "header", "hgroup", "hr", "li", "main", "menu", "ol", "p", "pre", "section", "summary",
+      "table", "ul", "caption", "img", "picture", "video", "audio");
+  /** Browsers cap colspan at 1000 too; a bigger span is taken as this. */
+  private static final int MAX_SPAN = 1000;
+
+  @Override
+  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+    String html = StrictUtf8.decode(fileName, bytes);
+    Document doc = Jsoup.parse(html);
+    Walk walk = new Walk();
+    walk.container(doc.body(), 0);
+    walk.flush(0);
+    return new ConvertedDocument(title(doc, walk.out, fileName), SourceType.HTML, walk.out.items());
+  }
+
+  private static String title(Document doc, ItemListBuilder items, String fileName) {
+    String title = doc.title().strip();
+    return title.isEmpty() ? items.title(fileName) : title;
+  }
+
+  /** One pass over the DOM; inline text accumulates until a block ends it. */
+  private static final class Walk {
+    final ItemListBuilder out = new ItemListBuilder();
+    private final StringBuilder running = new StringBuilder();
+    /** The label the next flushed text gets: "list_item" for the first text of an {@code li}. */
+    private String pendingLabel = null;
+
+    void container(Element element, int depth) {
+      for (Node child : element.childNodes()) {
+        node(child, depth);
+      }
+    }
+
+    private void node(Node node, int depth) {
+      if (node instanceof TextNode text) {
+        running.append(text.getWholeText());
+        return;
+      }
+      if (!(node instanceof Element e)) {
+        return;
+      }
+      String tag = e.normalName();
+      if (SKIPPED.contains(tag) || e.hasAttr("hidden")) {
+        return;
+      }
+      if (tag.equals("br")) {
+        running.append(' ');
+        return;
+      }
+      if (!BLOCKS.contains(tag)) {
+        // Inline: its text runs on in the current paragraph, whitespace as the source has it.
+        container(e, depth);
+        return;
+      }
+      flush(depth);
+      switch (tag) {
+        case "h1" -> out.text("title", clean(e.text()), 0, depth);
+        case "h2", "h3", "h4", "h5", "h6" ->
+            out.text("section_header", clean(e.text()), tag.charAt(1) - '1', depth);
+        case "p" -> {
+          container(e, depth);
+          flush(depth);
+        }
+        case "ul", "ol", "menu" -> list(e, depth + 1);
+        case "li" -> listItem(e, depth + 1);
+        case "table" -> table(e, depth);
+        case "figure" -> figure(e, depth);
+        case "img" -> picture(e.attr("alt"), depth);
+        case "figcaption", "caption" -> {
+          String text = clean(e.text());
+          if (!text.isEmpty()) {
+            out.text("caption", text, 0, depth);
+          }
+        }
+        case "pre" -> {
+          String code = e.wholeText().stripTrailing();
+          if (!code.isBlank()) {
+            out.text("code", stripLeadingNewline(code), 0, depth);
+          }
+        }
+        case "blockquote" -> {
+          container(e, depth + 1);
+          flush(depth + 1);
+        }
+        default -> {
+          container(e, depth);
+          flush(depth);
+        }
+      }
+    }
+
+    private void list(Element list, int depth) {
+      for (Node child : list.childNodes()) {
+        if (child instanceof Element li && li.normalName().equals("li")) {
+          listItem(li, depth);
+        } else {
+          node(child, depth);
+        }
+      }
+      flush(depth);
+    }
+
+    /**
+     * The item's own text (up to its first nested block) is the list item; nested lists and
+     * further blocks sit below it. An item that starts with a block still gets its (empty) item so
+     * that the nesting stays visible.
+     */
+    private void listItem(Element li, int depth) {
+      flush(depth);
+      pendingLabel = "list_item";
+      int before = out.items().size();
+      for (Node child : li.childNodes()) {
+        if (pendingLabel != null && child instanceof Element e && BLOCKS.contains(e.normalName())
+            && !e.normalName().equals("p")) {
+          flushListItem(depth);
+        }
+        node(child, pendingLabel != null ? depth : depth + 1);
+      }
+      if (pendingLabel != null) {
+        flushListItem(depth);
+      } else {
+        flush(depth + 1);
+      }
+      if (out.items().size() == before) {
+        out.text("list_item", "", 0, depth);
+      }
+    }
+
+    private void flushListItem(int depth) {
+      String text = clean(running.toString());
+      running.setLength(0);
+      pendingLabel = null;
+      out.text("list_item", text, 0, depth);
+    }
+
+    /** Emits the running paragraph, if any. */
+    void flush(int depth) {
+      String text = clean(running.toString());
+      running.setLength(0);
+      if (text.isEmpty()) {
+        return;
+      }
+      String label = pendingLabel != null ? pendingLabel : "text";
+      pendingLabel = null;
+      out.text(label, text, 0, depth);
+    }
+
+    private void figure(Element figure, int depth) {
+      String caption = "";
+      Element figcaption = figure.selectFirst("figcaption");
+      if (figcaption != null) {
+        caption = clean(figcaption.text());
+      }
+      List<Element> images = figure.select("img");
+      if (images.isEmpty()) {
+        picture(caption, depth);
+      }
+      for (Element img : images) {
+        picture(caption.isEmpty() ? img.attr("alt") : caption, depth);
+      }
+      // Whatever else the figure holds (a table, a quote…) is content too.
+      for (Element child : figure.children()) {
+        if (child != figcaption && child.selectFirst("img") == null && !child.normalName().equals("img")) {
+          node(child, depth + 1);
+        }
+      }
+      flush(depth + 1);
+    }
+
+    /** A picture item carries its caption; the caption is also an item, as in docling. */
+    private void picture(String caption, int depth) {
+      String text = clean(caption);
+      out.picture(text, depth);
+      if (!text.isEmpty()) {
+        out.text("caption", text, 0, depth + 1);
+      }
+    }
+
+    private void table(Element table, int depth) {
+      List<List<String>> grid = grid(table);
+      if (!grid.isEmpty()) {
+        out.table(MarkdownTable.render(grid), depth);
+      }
+      Element caption = table.selectFirst("caption");
+      if (caption != null && !clean(caption.text()).isEmpty()) {
+        out.text("caption", clean(caption.text()), 0, depth + 1);
+      }
+    }
+  }
+
+  /**
+   * The table's own rows (not those of tables nested in its cells) laid out on a grid, with a cell
+   * that spans rows or columns repeated in each slot, as docling's grid does.
+   */
+  static List<List<String>> grid(Element table) {
+    List<Element> rows = new ArrayList<>();
+    for (Element child : table.children()) {
+      String tag = child.normalName();
+      if (tag.equals("tr")) {
+        rows.add(child);
+      } else if (tag.equals("thead") || tag.equals("tbody") || tag.equals("tfoot")) {
+        for (Element tr : child.children()) {
+          if (tr.normalName().equals("tr")) {
+            rows.add(tr);
+          }
+        }
+      }
+    }
+    Map<Integer, Map<Integer, String>> slots = new HashMap<>();
+    int width = 0;
+    for (int r = 0; r < rows.size(); r++) {
+      Map<Integer, String> row = slots.computeIfAbsent(r, k -> new HashMap<>());
+      int c = 0;
+      for (Element cell : rows.get(r).children()) {
+        if (!cell.normalName().equals("td") && !cell.normalName().equals("th")) {
+          continue;
+        }
+        while (row.containsKey(c)) {
+          c++;
+        }
+        int colspan = span(cell.attr("colspan"));
+        int rowspan = span(cell.attr("rowspan"));
+        String text = clean(cell.text());
+        for (int dr = 0; dr < rowspan && r + dr < rows.size(); dr++) {
+          Map<Integer, String> target = slots.computeIfAbsent(r + dr, k -> new HashMap<>());
+          for (int dc = 0; dc < colspan; dc++) {
+            target.put(c + dc, text);
+          }
+        }
+        c += colspan;
+        width = Math.max(width, c);
+      }
+    }
+    List<List<String>> grid = new ArrayList<>();
+    for (int r = 0; r < rows.size(); r++) {
+      Map<Integer, String> row = slots.getOrDefault(r, Map.of());
+      List<String> cells = new ArrayList<>(width);
+      for (int c = 0; c < width; c++) {
+        cells.add(row.getOrDefault(c, ""));
+      }
+      grid.add(cells);
+    }
+    return grid;
+  }
+
+  private static int span(String value) {
+    try {
+      int n = Integer.parseInt(value.strip());
+      return Math.clamp(n, 1, MAX_SPAN);
+    } catch (NumberFormatException e) {
+      return 1;
+    }
+  }
+
+  private static String clean(String s) {
+    return s.replace('\u00a0', ' ').replaceAll("\\s+", " ").strip();
+  }
+
+  private static String stripLeadingNewline(String s) {
+    return s.startsWith("\n") ? s.substring(1) : s;
+  }
+}

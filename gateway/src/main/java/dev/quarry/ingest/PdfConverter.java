@@ -1,0 +1,366 @@
+package dev.quarry.ingest;
+
+import dev.quarry.ingest.PdfLayout.Block;
+import dev.quarry.ingest.PdfLayout.Line;
+import dev.quarry.ingest.PdfLayout.Picture;
+import dev.quarry.ingest.PdfLayout.Table;
+import dev.quarry.ingest.PdfLayout.Unit;
+import dev.quarry.ingest.PdfPageReader.Glyph;
+import dev.quarry.ingest.PdfPageReader.Page;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.pdfbox.Loader;
+import org.apache.pdfbox.io.MemoryUsageSetting;
+import org.apache.pdfbox.pdmodel.PDDocument;
+import org.apache.pdfbox.pdmodel.encryption.InvalidPasswordException;
+
+/**
+ * Converts a PDF with PDFBox: glyph geometry per page, then {@link PdfLayout} for lines, tables,
+ * pictures, paragraphs and reading order, then labels from font size and weight relative to the
+ * document's body font. Work is bounded by a page limit, per-page glyph caps and a deadline.
+ */
+public final class PdfConverter implements Converter {
+  static final int MAX_PAGES = 2_000;
+  static final long MAX_MILLIS = 120_000;
+  static final long MAX_MEMORY_BYTES = 512L * 1024 * 1024;
+
+  private static final Pattern PAGE_NUMBER = Pattern.compile(
+      "(?i)(page\\s*)?([\\divxlc]+|[A-Z]?\\d+[-–.]\\d+)(\\s*(of|/)\\s*\\d+)?");
+  private static final Pattern TRAILING_PUNCTUATION = Pattern.compile(".*[.,;:]$");
+
+  private final int maxPages;
+  private final long maxMillis;
+
+  public PdfConverter() {
+    this(MAX_PAGES, MAX_MILLIS);
+  }
+
+  PdfConverter(int maxPages, long maxMillis) {
+    this.maxPages = maxPages;
+    this.maxMillis = maxMillis;
+  }
+
+  @Override
+  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+    if (!startsWithPdfHeader(bytes)) {
+      throw new IngestException(IngestException.Reason.CORRUPT, fileName,
+          "not a PDF file (no %PDF header)");
+    }
+    long deadline = System.currentTimeMillis() + maxMillis;
+    try (PDDocument doc = Loader.loadPDF(bytes, "", null, null,
+        MemoryUsageSetting.setupMainMemoryOnly(MAX_MEMORY_BYTES).streamCache)) {
+      int pageCount = doc.getNumberOfPages();
+      if (pageCount == 0) {
+        throw new IngestException(IngestException.Reason.CORRUPT, fileName,
+            "the PDF has no readable pages (damaged or truncated)");
+      }
+      if (pageCount > maxPages) {
+        throw new IngestException(IngestException.Reason.TOO_LARGE, fileName,
+            "the PDF has " + pageCount + " pages; the limit is " + maxPages);
+      }
+      List<Page> pages = new ArrayList<>(pageCount);
+      for (int i = 0; i < pageCount; i++) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IngestException(IngestException.Reason.TOO_LARGE, fileName,
+              "reading the PDF took longer than " + maxMillis / 1000 + " s (stopped at page "
+                  + (i + 1) + " of " + pageCount + ")");
+        }
+        pages.add(PdfPageReader.read(doc, i));
+      }
+      String infoTitle = doc.getDocumentInformation().getTitle();
+      List<DocItem> items = items(pages);
+      return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items);
+    } catch (InvalidPasswordException e) {
+      throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
+          "the PDF is encrypted and needs a password", e);
+    } catch (IOException | RuntimeException e) {
+      throw new IngestException(IngestException.Reason.CORRUPT, fileName,
+          "not a readable PDF (damaged or truncated): " + e.getMessage(), e);
+    }
+  }
+
+  private static boolean startsWithPdfHeader(byte[] bytes) {
+    // The header may follow some junk; PDF readers accept it within the first kilobyte.
+    String head = new String(bytes, 0, Math.min(bytes.length, 1024),
+        java.nio.charset.StandardCharsets.ISO_8859_1);
+    return head.contains("%PDF-");
+  }
+
+  private static String title(String fileName, String infoTitle, List<DocItem> items) {
+    for (DocItem item : items) {
+      if (item.label().equals("title")) {
+        return item.text();
+      }
+    }
+    if (infoTitle != null && !infoTitle.isBlank()) {
+      return infoTitle.strip();
+    }
+    return fileName;
+  }
+
+  // ---- labelling ----
+
+  private static List<DocItem> items(List<Page> pages) {
+    float bodySize = bodySize(pages);
+    List<List<Line>> pageLines = new ArrayList<>();
+    for (Page page : pages) {
+      pageLines.add(new ArrayList<>(PdfLayout.lines(page)));
+    }
+    Set<String> repeated = repeatedMargins(pages, pageLines);
+    PdfItems items = new PdfItems();
+    boolean titleSeen = false;
+    for (int p = 0; p < pages.size(); p++) {
+      Page page = pages.get(p);
+      List<Line> lines = pageLines.get(p);
+      List<Line> headers = new ArrayList<>();
+      List<Line> footers = new ArrayList<>();
+      for (Line l : lines) {
+        if (isFurniture(l, page, lines, repeated, bodySize)) {
+          (l.box().centerY() < page.height() / 2 ? headers : footers).add(l);
+        }
+      }
+      lines.removeAll(headers);
+      lines.removeAll(footers);
+      List<Table> tables = PdfLayout.tables(page, lines);
+      List<Picture> pictures = PdfLayout.pictures(page, lines);
+      List<Block> blocks = PdfLayout.blocks(lines);
+      List<Unit> units = new ArrayList<>(blocks);
+      units.addAll(tables);
+      units.addAll(pictures);
+      Map<Unit, Block> captions = attachCaptions(units, blocks);
+      units.removeAll(captions.values());
+      List<Integer> pageNo = List.of(page.number());
+
+      for (Unit u : PdfLayout.order(headers.stream().map(PdfConverter::single).toList())) {
+        items.text("page_header", text(((Block) u).lines()), pageNo, 0, 0);
+      }
+      for (Unit unit : PdfLayout.order(units)) {
+        switch (unit) {
+          case Table t -> {
+            items.table(MarkdownTable.render(t.grid()), pageNo);
+            Block caption = captions.get(t);
+            if (caption != null) {
+              items.text("caption", text(caption.lines()), pageNo, 0, 1);
+            }
+          }
+          case Picture pic -> {
+            Block caption = captions.get(pic);
+            items.picture(caption == null ? "" : text(caption.lines()), pageNo);
+            if (caption != null) {
+              items.text("caption", text(caption.lines()), pageNo, 0, 1);
+            }
+            for (Unit inner : PdfLayout.order(PdfLayout.blocks(pic.inner()))) {
+              items.text("text", text(((Block) inner).lines()), pageNo, 0, 1);
+            }
+          }
+          case Block b -> {
+            String label = label(b, bodySize, p == 0 && !titleSeen, page);
+            titleSeen |= label.equals("title");
+            String text = text(b.lines());
+            if (label.equals("list_item")) {
+              items.text(label, text, pageNo, 0, 1);
+            } else {
+              items.text(label, text, pageNo, label.equals("section_header") ? 1 : 0, 0);
+            }
+          }
+        }
+      }
+      for (Unit u : PdfLayout.order(footers.stream().map(PdfConverter::single).toList())) {
+        items.text("page_footer", text(((Block) u).lines()), pageNo, 0, 0);
+      }
+    }
+    return items.list;
+  }
+
+  private static Block single(Line l) {
+    return new Block(List.of(l), l.box());
+  }
+
+  /** The most common glyph size: the body text's size, against which headings stand out. */
+  private static float bodySize(List<Page> pages) {
+    Map<Integer, Integer> counts = new HashMap<>();
+    for (Page page : pages) {
+      for (Glyph g : page.glyphs()) {
+        counts.merge(Math.round(g.size() * 2), 1, Integer::sum);
+      }
+    }
+    return counts.entrySet().stream().max(Map.Entry.comparingByValue())
+        .map(e -> e.getKey() / 2f).orElse(10f);
+  }
+
+  private static String marginKey(Line l) {
+    return l.text().toLowerCase(Locale.ROOT).replaceAll("\\d+", "#").strip();
+  }
+
+  private static boolean inMargin(Line l, Page page) {
+    return l.box().bottom() <= 0.14f * page.height() || l.box().top() >= 0.9f * page.height();
+  }
+
+  /** Margin texts (page numbers masked) found on at least two pages: running headers/footers. */
+  private static Set<String> repeatedMargins(List<Page> pages, List<List<Line>> pageLines) {
+    Map<String, Integer> seen = new HashMap<>();
+    for (int p = 0; p < pages.size(); p++) {
+      Set<String> onPage = new HashSet<>();
+      for (Line l : pageLines.get(p)) {
+        if (inMargin(l, pages.get(p))) {
+          onPage.add(marginKey(l));
+        }
+      }
+      onPage.forEach(k -> seen.merge(k, 1, Integer::sum));
+    }
+    Set<String> repeated = new HashSet<>();
+    int needed = Math.max(2, pages.size() / 4);
+    seen.forEach((k, n) -> {
+      if (n >= needed) {
+        repeated.add(k);
+      }
+    });
+    return repeated;
+  }
+
+  /**
+   * Page furniture: in the top or bottom margin, and a bare page number, a text repeated on other
+   * pages, or a short line in at most the body size set well apart from the body.
+   */
+  private static boolean isFurniture(Line l, Page page, List<Line> lines, Set<String> repeated,
+      float bodySize) {
+    if (!inMargin(l, page) || PdfLayout.CAPTION.matcher(l.text()).matches()) {
+      return false;
+    }
+    boolean known = PAGE_NUMBER.matcher(l.text().strip()).matches()
+        || repeated.contains(marginKey(l));
+    if (!known && l.size() > bodySize + 0.5f) {
+      return false;
+    }
+    boolean top = l.box().bottom() <= 0.14f * page.height();
+    float nearest = Float.MAX_VALUE;
+    for (Line o : lines) {
+      if (o == l) {
+        continue;
+      }
+      float gap = top ? o.box().top() - l.baseline() : l.box().top() - o.baseline();
+      boolean beyond = top ? o.baseline() > l.baseline() + 1 : o.baseline() < l.baseline() - 1;
+      if (beyond) {
+        nearest = Math.min(nearest, gap);
+      }
+    }
+    return nearest >= (known ? 0.5f : 1.2f) * l.size();
+  }
+
+  /** Pairs each table and picture with the caption block just above or below it. */
+  private static Map<Unit, Block> attachCaptions(List<Unit> units, List<Block> blocks) {
+    Map<Unit, Block> captions = new HashMap<>();
+    Set<Block> used = new HashSet<>();
+    for (Unit u : units) {
+      if (u instanceof Block) {
+        continue;
+      }
+      String kind = u instanceof Table ? "tab" : "fig";
+      Block best = null;
+      float bestDistance = Float.MAX_VALUE;
+      for (Block b : blocks) {
+        String text = text(b.lines());
+        if (used.contains(b) || !PdfLayout.CAPTION.matcher(text).matches()) {
+          continue;
+        }
+        boolean sameKind = text.toLowerCase(Locale.ROOT).startsWith(kind)
+            || (kind.equals("fig") && text.toLowerCase(Locale.ROOT).startsWith("plate"));
+        float overlap = Math.min(u.box().x1(), b.box().x1()) - Math.max(u.box().x0(), b.box().x0());
+        float distance = Math.max(0, Math.max(b.box().top() - u.box().bottom(),
+            u.box().top() - b.box().bottom()));
+        if (!sameKind || overlap <= 0 || distance > 40) {
+          continue;
+        }
+        if (distance < bestDistance) {
+          best = b;
+          bestDistance = distance;
+        }
+      }
+      if (best != null) {
+        captions.put(u, best);
+        used.add(best);
+      }
+    }
+    return captions;
+  }
+
+  private static String label(Block b, float bodySize, boolean mayBeTitle, Page page) {
+    String text = text(b.lines());
+    if (PdfLayout.CAPTION.matcher(text).matches()) {
+      return "caption";
+    }
+    float size = 0;
+    boolean emphasised = true;
+    for (Line l : b.lines()) {
+      size = Math.max(size, l.size());
+      emphasised &= l.emphasised();
+    }
+    boolean shortText = text.length() <= 150 && text.split("\\s+").length <= 20;
+    boolean startsWell = Character.isLetterOrDigit(text.codePointAt(0));
+    if (mayBeTitle && size >= 1.4f * bodySize && b.lines().size() <= 4 && text.length() <= 250
+        && b.box().top() < 0.4f * page.height()) {
+      return "title";
+    }
+    if (b.lines().size() <= 2 && shortText && startsWell
+        && !TRAILING_PUNCTUATION.matcher(text).matches()
+        && (size >= bodySize + 0.9f || emphasised)) {
+      return "section_header";
+    }
+    if (PdfLayout.LIST_MARKER.matcher(text).matches()) {
+      return "list_item";
+    }
+    return "text";
+  }
+
+  /** A block's text: lines joined with spaces, a hyphen at a line end joining the word halves. */
+  static String text(List<Line> lines) {
+    StringBuilder sb = new StringBuilder();
+    for (Line l : lines) {
+      String t = l.text();
+      if (!sb.isEmpty()) {
+        int n = sb.length();
+        if (sb.charAt(n - 1) == '-' && n >= 2 && Character.isLowerCase(sb.charAt(n - 2))
+            && !t.isEmpty() && Character.isLowerCase(t.charAt(0))) {
+          sb.setLength(n - 1);
+        } else {
+          sb.append(' ');
+        }
+      }
+      sb.append(t);
+    }
+    return sb.toString();
+  }
+
+  /** Collects items, numbering self_refs per kind in order as DoclingDocument does. */
+  private static final class PdfItems {
+    final List<DocItem> list = new ArrayList<>();
+    int texts;
+    int tables;
+    int pictures;
+
+    void text(String label, String text, List<Integer> pages, int level, int depth) {
+      if (!text.isBlank()) {
+        list.add(new DocItem(list.size(), "#/texts/" + texts++, label, text.strip(), pages, level,
+            depth));
+      }
+    }
+
+    void table(String markdown, List<Integer> pages) {
+      if (!markdown.isEmpty()) {
+        list.add(new DocItem(list.size(), "#/tables/" + tables++, "table", markdown, pages, 0, 0));
+      }
+    }
+
+    void picture(String caption, List<Integer> pages) {
+      list.add(new DocItem(list.size(), "#/pictures/" + pictures++, "picture", caption, pages, 0,
+          0));
+    }
+  }
+}

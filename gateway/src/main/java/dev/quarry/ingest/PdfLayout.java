@@ -1,0 +1,705 @@
+package dev.quarry.ingest;
+
+import dev.quarry.ingest.PdfPageReader.Glyph;
+import dev.quarry.ingest.PdfPageReader.Page;
+import dev.quarry.ingest.PdfPageReader.Ruling;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Geometric layout analysis of one page: glyphs become words and line segments, ruled regions
+ * become tables, image clusters become pictures, the remaining lines become paragraph blocks, and
+ * all of them are put in reading order by a recursive XY cut that prefers column gutters.
+ */
+final class PdfLayout {
+  static final Pattern CAPTION = Pattern.compile(
+      "^(Figure|Fig\\.|Table|Tab\\.|Chart|Exhibit|Plate)\\s*[A-Z]?\\d+([.\\-–]\\d+)*[.:]?(\\s|$).*",
+      Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
+  static final Pattern LIST_MARKER = Pattern.compile(
+      "^([•●◦▪■□‣⁃∙·\\-–*]|\\(?(\\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)])\\s+\\S.*", Pattern.DOTALL);
+
+  record Word(String text, PdfRect box) {}
+
+  /** A run of words on one baseline, not crossing a wide horizontal gap. */
+  record Line(List<Word> words, PdfRect box, float baseline, float size, boolean bold,
+      boolean italic) {
+    String text() {
+      StringBuilder sb = new StringBuilder();
+      for (Word w : words) {
+        if (!sb.isEmpty()) {
+          sb.append(' ');
+        }
+        sb.append(w.text());
+      }
+      return sb.toString();
+    }
+
+    /** Bold or italic throughout: the signal for a heading set in the body size. */
+    boolean emphasised() {
+      return bold || italic;
+    }
+  }
+
+  /** A unit of the page in reading order. */
+  sealed interface Unit permits Block, Table, Picture {
+    PdfRect box();
+  }
+
+  record Block(List<Line> lines, PdfRect box) implements Unit {}
+
+  record Table(PdfRect box, List<List<String>> grid) implements Unit {}
+
+  record Picture(PdfRect box, List<Line> inner) implements Unit {}
+
+  private PdfLayout() {}
+
+  // ---- lines ----
+
+  static List<Line> lines(Page page) {
+    List<Glyph> glyphs = new ArrayList<>(page.glyphs());
+    glyphs.sort(Comparator.comparingDouble(Glyph::baseline).thenComparingDouble(Glyph::x0));
+    List<Line> lines = new ArrayList<>();
+    List<Glyph> row = new ArrayList<>();
+    float rowBaseline = 0;
+    float rowSize = 0;
+    for (Glyph g : glyphs) {
+      // The tolerance follows the row's largest glyph so that superscripts and fraction
+      // numerators stay on the line they belong to; line pitch is always well above it.
+      if (!row.isEmpty()
+          && Math.abs(g.baseline() - rowBaseline) > 0.45f * Math.max(g.size(), rowSize)) {
+        segments(row, lines);
+        row.clear();
+      }
+      if (row.isEmpty() || g.size() > rowSize) {
+        rowBaseline = g.baseline();
+        rowSize = g.size();
+      }
+      row.add(g);
+    }
+    segments(row, lines);
+    return lines;
+  }
+
+  private static void segments(List<Glyph> row, List<Line> out) {
+    if (row.isEmpty()) {
+      return;
+    }
+    row.sort(Comparator.comparingDouble(Glyph::x0));
+    List<List<Glyph>> segments = new ArrayList<>();
+    List<Glyph> segment = new ArrayList<>();
+    float lastX1 = 0;
+    for (Glyph g : row) {
+      if (!segment.isEmpty() && g.x0() - lastX1 > 0.9f * g.size()
+          && !shortPrefix(segment, g.x0() - lastX1, g.size())) {
+        segments.add(segment);
+        segment = new ArrayList<>();
+      }
+      segment.add(g);
+      lastX1 = segment.size() == 1 ? g.x1() : Math.max(lastX1, g.x1());
+    }
+    segments.add(segment);
+    for (List<Glyph> s : segments) {
+      out.add(line(s));
+    }
+  }
+
+  /**
+   * A section number or "Table 1." is often set apart from its text by a wide gap that would
+   * otherwise read as a column gutter.
+   */
+  private static boolean shortPrefix(List<Glyph> segment, float gap, float size) {
+    if (gap > 2 * size || segment.size() > 10) {
+      return false;
+    }
+    String text = line(segment).text();
+    return text.split(" ").length <= 2
+        && (text.matches("(?i)figure|fig\\.|table|tab\\.")
+            || text.matches("[\\dIVXivx]+(\\.[\\dIVXivx]+)*\\.?")
+            || CAPTION.matcher(text + " x").matches());
+  }
+
+  private static Line line(List<Glyph> glyphs) {
+    List<Word> words = new ArrayList<>();
+    StringBuilder text = new StringBuilder();
+    PdfRect box = null;
+    PdfRect wordBox = null;
+    float lastX1 = 0;
+    float sizeSum = 0;
+    int bold = 0;
+    int italic = 0;
+    float baseline = 0;
+    for (Glyph g : glyphs) {
+      PdfRect gb = new PdfRect(g.x0(), g.top(), Math.max(g.x1(), g.x0() + 0.1f), g.baseline());
+      if (wordBox != null && g.x0() - lastX1 > 0.12f * g.size()) {
+        words.add(new Word(text.toString(), wordBox));
+        text.setLength(0);
+        wordBox = null;
+      }
+      text.append(g.text());
+      wordBox = wordBox == null ? gb : wordBox.union(gb);
+      box = box == null ? gb : box.union(gb);
+      lastX1 = Math.max(lastX1, g.x1());
+      sizeSum += g.size();
+      bold += g.bold() ? 1 : 0;
+      italic += g.italic() ? 1 : 0;
+      baseline = Math.max(baseline, g.baseline());
+    }
+    words.add(new Word(text.toString(), wordBox));
+    int n = glyphs.size();
+    return new Line(List.copyOf(words), box, baseline, sizeSum / n, bold * 10 >= n * 9,
+        italic * 10 >= n * 9);
+  }
+
+  // ---- tables ----
+
+  /** Finds ruled tables and removes the lines they hold from {@code lines}. */
+  static List<Table> tables(Page page, List<Line> lines) {
+    List<Ruling> rulings = new ArrayList<>();
+    for (Ruling r : page.rulings()) {
+      if (r.to() - r.from() >= (r.horizontal() ? 10 : 5)) {
+        rulings.add(r);
+      }
+    }
+    List<Table> tables = new ArrayList<>();
+    for (List<Ruling> component : components(rulings)) {
+      Table t = table(component, page, lines);
+      if (t != null) {
+        tables.add(t);
+      }
+    }
+    return tables;
+  }
+
+  /** Groups rulings that touch, and long horizontal rules stacked above each other (booktabs). */
+  static List<List<Ruling>> components(List<Ruling> rulings) {
+    int n = rulings.size();
+    int[] parent = new int[n];
+    for (int i = 0; i < n; i++) {
+      parent[i] = i;
+    }
+    for (int i = 0; i < n; i++) {
+      for (int j = i + 1; j < n; j++) {
+        if (connected(rulings.get(i), rulings.get(j))) {
+          parent[find(parent, i)] = find(parent, j);
+        }
+      }
+    }
+    java.util.Map<Integer, List<Ruling>> groups = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      groups.computeIfAbsent(find(parent, i), k -> new ArrayList<>()).add(rulings.get(i));
+    }
+    return new ArrayList<>(groups.values());
+  }
+
+  private static int find(int[] parent, int i) {
+    while (parent[i] != i) {
+      parent[i] = parent[parent[i]];
+      i = parent[i];
+    }
+    return i;
+  }
+
+  private static boolean connected(Ruling a, Ruling b) {
+    float tol = 2;
+    if (a.horizontal() != b.horizontal()) {
+      Ruling h = a.horizontal() ? a : b;
+      Ruling v = a.horizontal() ? b : a;
+      return v.pos() >= h.from() - tol && v.pos() <= h.to() + tol && h.pos() >= v.from() - tol
+          && h.pos() <= v.to() + tol;
+    }
+    if (Math.abs(a.pos() - b.pos()) <= tol) {
+      return a.from() <= b.to() + tol && b.from() <= a.to() + tol;
+    }
+    if (a.horizontal() && a.to() - a.from() >= 50 && b.to() - b.from() >= 50
+        && Math.abs(a.pos() - b.pos()) <= 60) {
+      float overlap = Math.min(a.to(), b.to()) - Math.max(a.from(), b.from());
+      return overlap >= 0.8f * Math.min(a.to() - a.from(), b.to() - b.from());
+    }
+    return false;
+  }
+
+  private static Table table(List<Ruling> component, Page page, List<Line> lines) {
+    List<Float> ys = positions(component, true);
+    List<Float> xs = positions(component, false);
+    PdfRect box = null;
+    for (Ruling r : component) {
+      PdfRect rb = r.horizontal() ? new PdfRect(r.from(), r.pos(), r.to(), r.pos())
+          : new PdfRect(r.pos(), r.from(), r.pos(), r.to());
+      box = box == null ? rb : box.union(rb);
+    }
+    if (box.width() < 30 || box.height() < 10) {
+      return null;
+    }
+    boolean grid = ys.size() >= 2 && xs.size() >= 3;
+    if (!grid && ys.size() < 3) {
+      return null; // a frame or an underline, not a table
+    }
+    for (PdfRect image : page.images()) {
+      if (image.overlapArea(box) > 0.3f * box.width() * box.height()) {
+        return null; // a framed figure
+      }
+    }
+    PdfRect area = new PdfRect(box.x0() - 1, box.top() - 1, box.x1() + 1, box.bottom() + 1);
+    List<Line> inside = new ArrayList<>();
+    for (Line l : lines) {
+      if (area.contains(l.box().centerX(), l.box().centerY())) {
+        inside.add(l);
+      }
+    }
+    if (inside.size() < 2) {
+      return null;
+    }
+    boolean ruledColumns = xs.size() >= 3;
+    List<Float> colEdges = ruledColumns ? withEdges(xs, box.x0(), box.x1()) : textColumns(inside, box);
+    List<Float> rowEdges = ruledColumns ? withEdges(ys, box.top(), box.bottom()) : textRows(inside, box);
+    int rows = rowEdges.size() - 1;
+    int cols = colEdges.size() - 1;
+    if (rows < 1 || cols < 2 || rows * cols > 10_000) {
+      return null;
+    }
+    List<Word>[][] cells = cellWords(inside, rowEdges, colEdges);
+    int[] group = new int[rows * cols];
+    for (int i = 0; i < group.length; i++) {
+      group[i] = i;
+    }
+    if (ruledColumns) {
+      mergeSpans(component, rowEdges, colEdges, group);
+    }
+    List<List<String>> out = new ArrayList<>();
+    String[] groupText = new String[group.length];
+    for (int r = 0; r < rows; r++) {
+      List<String> row = new ArrayList<>();
+      for (int c = 0; c < cols; c++) {
+        int g = find(group, r * cols + c);
+        if (groupText[g] == null) {
+          List<Word> words = new ArrayList<>();
+          for (int i = 0; i < group.length; i++) {
+            if (find(group, i) == g) {
+              words.addAll(cells[i / cols][i % cols]);
+            }
+          }
+          groupText[g] = joinWords(words);
+        }
+        row.add(groupText[g]);
+      }
+      out.add(row);
+    }
+    out = dropEmpty(out);
+    if (out.size() < 1 || out.get(0).size() < 2) {
+      return null;
+    }
+    lines.removeAll(inside);
+    return new Table(box, out);
+  }
+
+  private static List<Float> positions(List<Ruling> rulings, boolean horizontal) {
+    List<Float> all = new ArrayList<>();
+    for (Ruling r : rulings) {
+      if (r.horizontal() == horizontal) {
+        all.add(r.pos());
+      }
+    }
+    all.sort(Float::compare);
+    List<Float> out = new ArrayList<>();
+    for (Float p : all) {
+      if (out.isEmpty() || p - out.get(out.size() - 1) > 2) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  private static List<Float> withEdges(List<Float> cuts, float min, float max) {
+    List<Float> out = new ArrayList<>();
+    if (cuts.isEmpty() || cuts.get(0) - min > 2) {
+      out.add(min);
+    }
+    out.addAll(cuts);
+    if (out.get(out.size() - 1) < max - 2) {
+      out.add(max);
+    }
+    return out;
+  }
+
+  /** Column edges from the gaps in the x-projection of the table's line segments. */
+  private static List<Float> textColumns(List<Line> inside, PdfRect box) {
+    List<PdfRect> spans = new ArrayList<>();
+    for (Line l : inside) {
+      spans.add(l.box());
+    }
+    spans.sort(Comparator.comparingDouble(PdfRect::x0));
+    List<Float> edges = new ArrayList<>();
+    edges.add(box.x0());
+    float reach = spans.get(0).x1();
+    for (PdfRect s : spans) {
+      if (s.x0() > reach + 2) {
+        edges.add((reach + s.x0()) / 2);
+      }
+      reach = Math.max(reach, s.x1());
+    }
+    edges.add(Math.max(box.x1(), reach));
+    return edges;
+  }
+
+  /** Row edges between successive text baselines. */
+  private static List<Float> textRows(List<Line> inside, PdfRect box) {
+    List<Float> baselines = new ArrayList<>();
+    for (Line l : inside) {
+      baselines.add(l.baseline());
+    }
+    baselines.sort(Float::compare);
+    List<Float> distinct = new ArrayList<>();
+    for (Float b : baselines) {
+      if (distinct.isEmpty() || b - distinct.get(distinct.size() - 1) > 2) {
+        distinct.add(b);
+      }
+    }
+    List<Float> edges = new ArrayList<>();
+    edges.add(Math.min(box.top(), distinct.get(0) - 20));
+    for (int i = 1; i < distinct.size(); i++) {
+      edges.add(distinct.get(i) - (distinct.get(i) - distinct.get(i - 1)) / 2 + 2);
+    }
+    edges.add(Math.max(box.bottom(), distinct.get(distinct.size() - 1) + 5));
+    return edges;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<Word>[][] cellWords(List<Line> inside, List<Float> rowEdges,
+      List<Float> colEdges) {
+    int rows = rowEdges.size() - 1;
+    int cols = colEdges.size() - 1;
+    List<Word>[][] cells = new List[rows][cols];
+    for (int r = 0; r < rows; r++) {
+      for (int c = 0; c < cols; c++) {
+        cells[r][c] = new ArrayList<>();
+      }
+    }
+    for (Line l : inside) {
+      for (Word w : l.words()) {
+        int r = slot(rowEdges, w.box().centerY());
+        int c = slot(colEdges, w.box().centerX());
+        cells[r][c].add(w);
+      }
+    }
+    return cells;
+  }
+
+  private static int slot(List<Float> edges, float v) {
+    for (int i = 1; i < edges.size() - 1; i++) {
+      if (v < edges.get(i)) {
+        return i - 1;
+      }
+    }
+    return edges.size() - 2;
+  }
+
+  /** Joins neighbouring cells that no ruling separates: merged cells, as docling spans them. */
+  private static void mergeSpans(List<Ruling> rulings, List<Float> rowEdges, List<Float> colEdges,
+      int[] group) {
+    int rows = rowEdges.size() - 1;
+    int cols = colEdges.size() - 1;
+    for (int r = 0; r < rows; r++) {
+      float midY = (rowEdges.get(r) + rowEdges.get(r + 1)) / 2;
+      for (int c = 0; c + 1 < cols; c++) {
+        if (!ruled(rulings, false, colEdges.get(c + 1), midY)) {
+          group[find(group, r * cols + c)] = find(group, r * cols + c + 1);
+        }
+      }
+    }
+    for (int c = 0; c < cols; c++) {
+      float midX = (colEdges.get(c) + colEdges.get(c + 1)) / 2;
+      for (int r = 0; r + 1 < rows; r++) {
+        if (!ruled(rulings, true, rowEdges.get(r + 1), midX)) {
+          group[find(group, r * cols + c)] = find(group, (r + 1) * cols + c);
+        }
+      }
+    }
+  }
+
+  private static boolean ruled(List<Ruling> rulings, boolean horizontal, float pos, float at) {
+    for (Ruling r : rulings) {
+      if (r.horizontal() == horizontal && Math.abs(r.pos() - pos) <= 2 && at >= r.from() - 1
+          && at <= r.to() + 1) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static String joinWords(List<Word> words) {
+    List<Word> sorted = new ArrayList<>(words);
+    sorted.sort(Comparator.comparingDouble((Word w) -> Math.round(w.box().bottom() / 3f))
+        .thenComparingDouble(w -> w.box().x0()));
+    StringBuilder sb = new StringBuilder();
+    for (Word w : sorted) {
+      if (!sb.isEmpty()) {
+        sb.append(' ');
+      }
+      sb.append(w.text());
+    }
+    return sb.toString();
+  }
+
+  private static List<List<String>> dropEmpty(List<List<String>> grid) {
+    List<List<String>> rows = new ArrayList<>();
+    for (List<String> r : grid) {
+      if (r.stream().anyMatch(s -> !s.isBlank())) {
+        rows.add(r);
+      }
+    }
+    if (rows.isEmpty()) {
+      return rows;
+    }
+    int cols = rows.get(0).size();
+    List<Integer> keep = new ArrayList<>();
+    for (int c = 0; c < cols; c++) {
+      final int cc = c;
+      if (rows.stream().anyMatch(r -> !r.get(cc).isBlank())) {
+        keep.add(c);
+      }
+    }
+    List<List<String>> out = new ArrayList<>();
+    for (List<String> r : rows) {
+      List<String> row = new ArrayList<>();
+      for (int c : keep) {
+        row.add(r.get(c));
+      }
+      out.add(row);
+    }
+    return out;
+  }
+
+  // ---- pictures ----
+
+  /**
+   * Clusters the page's images into pictures; a picture takes the text lines inside it (figure
+   * labels) except captions, which stay in the flow to be labelled as captions.
+   */
+  static List<Picture> pictures(Page page, List<Line> lines) {
+    List<PdfRect> frames = frames(page);
+    List<PdfRect> framed = new ArrayList<>();
+    List<PdfRect> boxes = new ArrayList<>();
+    float pageArea = page.width() * page.height();
+    for (PdfRect image : page.images()) {
+      PdfRect b = image.clip(page.width(), page.height());
+      if (b.width() < 8 || b.height() < 8) {
+        continue;
+      }
+      if (b.width() * b.height() > 0.9f * pageArea && !lines.isEmpty()) {
+        continue; // a page background behind real text
+      }
+      // Images often extend past the figure's frame under a clipping path or a mask; when a
+      // drawn frame holds the image's centre, the frame is the picture's extent.
+      PdfRect frame = null;
+      for (PdfRect f : frames) {
+        if (f.contains(b.centerX(), b.centerY())) {
+          frame = f;
+        }
+      }
+      if (frame == null) {
+        boxes.add(b);
+      } else if (!framed.contains(frame)) {
+        framed.add(frame);
+      }
+    }
+    boolean merged = true;
+    while (merged) {
+      merged = false;
+      outer:
+      for (int i = 0; i < boxes.size(); i++) {
+        for (int j = i + 1; j < boxes.size(); j++) {
+          if (boxes.get(i).near(boxes.get(j), 6)) {
+            boxes.set(i, boxes.get(i).union(boxes.remove(j)));
+            merged = true;
+            break outer;
+          }
+        }
+      }
+    }
+    boxes.addAll(framed);
+    List<Picture> pictures = new ArrayList<>();
+    for (PdfRect box : boxes) {
+      List<Line> inner = new ArrayList<>();
+      for (Line l : lines) {
+        if (box.contains(l.box().centerX(), l.box().centerY())
+            && !CAPTION.matcher(l.text()).matches()) {
+          inner.add(l);
+        }
+      }
+      lines.removeAll(inner);
+      pictures.add(new Picture(box, inner));
+    }
+    return pictures;
+  }
+
+  /** Boxes drawn with at least two horizontal and two vertical rules around some area. */
+  private static List<PdfRect> frames(Page page) {
+    List<PdfRect> frames = new ArrayList<>();
+    for (List<Ruling> c : components(page.rulings())) {
+      if (positions(c, true).size() < 2 || positions(c, false).size() < 2) {
+        continue;
+      }
+      PdfRect box = null;
+      for (Ruling r : c) {
+        PdfRect rb = r.horizontal() ? new PdfRect(r.from(), r.pos(), r.to(), r.pos())
+            : new PdfRect(r.pos(), r.from(), r.pos(), r.to());
+        box = box == null ? rb : box.union(rb);
+      }
+      if (box.width() >= 50 && box.height() >= 50) {
+        frames.add(box);
+      }
+    }
+    return frames;
+  }
+
+  // ---- blocks ----
+
+  /** Joins consecutive lines of the same column, size and style into paragraph blocks. */
+  static List<Block> blocks(List<Line> lines) {
+    List<Line> sorted = new ArrayList<>(lines);
+    sorted.sort(Comparator.comparingDouble(Line::baseline).thenComparingDouble(l -> l.box().x0()));
+    List<List<Line>> open = new ArrayList<>();
+    List<List<Line>> all = new ArrayList<>();
+    for (Line line : sorted) {
+      List<Line> best = null;
+      float bestOverlap = 0;
+      for (List<Line> block : open) {
+        Line last = block.get(block.size() - 1);
+        if (!continues(block, last, line)) {
+          continue;
+        }
+        float overlap = Math.min(last.box().x1(), line.box().x1())
+            - Math.max(last.box().x0(), line.box().x0());
+        if (overlap > bestOverlap) {
+          best = block;
+          bestOverlap = overlap;
+        }
+      }
+      if (best == null) {
+        best = new ArrayList<>();
+        open.add(best);
+        all.add(best);
+      }
+      best.add(line);
+      final float baseline = line.baseline();
+      open.removeIf(b -> baseline - b.get(b.size() - 1).baseline() > 4 * line.size());
+    }
+    List<Block> blocks = new ArrayList<>();
+    for (List<Line> b : all) {
+      PdfRect box = null;
+      for (Line l : b) {
+        box = box == null ? l.box() : box.union(l.box());
+      }
+      blocks.add(new Block(List.copyOf(b), box));
+    }
+    return blocks;
+  }
+
+  private static boolean continues(List<Line> block, Line last, Line line) {
+    float pitch = line.baseline() - last.baseline();
+    float size = Math.max(line.size(), last.size());
+    if (pitch <= 0.3f * size || pitch > 1.5f * size) {
+      return false;
+    }
+    if (Math.abs(line.size() - last.size()) > 0.7f || line.emphasised() != last.emphasised()) {
+      return false;
+    }
+    String text = line.text();
+    if (LIST_MARKER.matcher(text).matches() || CAPTION.matcher(text).matches()) {
+      return false;
+    }
+    float overlap = Math.min(last.box().x1(), line.box().x1())
+        - Math.max(last.box().x0(), line.box().x0());
+    if (overlap <= 0) {
+      return false;
+    }
+    boolean listItem = LIST_MARKER.matcher(block.get(0).text()).matches();
+    float blockX0 = block.get(0).box().x0();
+    for (Line l : block) {
+      blockX0 = Math.min(blockX0, l.box().x0());
+    }
+    // A first-line indent starts a new paragraph; a list item's hanging lines are indented too.
+    return listItem || line.box().x0() - blockX0 <= 0.8f * line.size();
+  }
+
+  // ---- reading order ----
+
+  /**
+   * Orders units by recursive XY cut. Horizontal bands whose units share a column gutter are
+   * merged first, so that a two-column page is read column by column even where both columns
+   * happen to have a gap at the same height.
+   */
+  static List<Unit> order(List<? extends Unit> units) {
+    List<Unit> out = new ArrayList<>();
+    order(new ArrayList<>(units), out, 0);
+    return out;
+  }
+
+  private static void order(List<Unit> units, List<Unit> out, int depth) {
+    if (units.size() <= 1 || depth > 50) {
+      units.sort(Comparator.comparingDouble((Unit u) -> u.box().top())
+          .thenComparingDouble(u -> u.box().x0()));
+      out.addAll(units);
+      return;
+    }
+    List<List<Unit>> bands = split(units, true, 0.5f);
+    if (bands.size() == 1) {
+      List<List<Unit>> columns = split(units, false, 4);
+      if (columns.size() == 1) {
+        units.sort(Comparator.comparingDouble((Unit u) -> u.box().top())
+            .thenComparingDouble(u -> u.box().x0()));
+        out.addAll(units);
+      } else {
+        for (List<Unit> column : columns) {
+          order(column, out, depth + 1);
+        }
+      }
+      return;
+    }
+    List<List<Unit>> groups = new ArrayList<>();
+    for (List<Unit> band : bands) {
+      List<Unit> last = groups.isEmpty() ? null : groups.get(groups.size() - 1);
+      if (last != null && split(last, false, 4).size() > 1 && split(band, false, 4).size() > 1) {
+        List<Unit> joined = new ArrayList<>(last);
+        joined.addAll(band);
+        if (split(joined, false, 4).size() > 1) {
+          groups.set(groups.size() - 1, joined);
+          continue;
+        }
+      }
+      groups.add(new ArrayList<>(band));
+    }
+    if (groups.size() == 1) {
+      for (List<Unit> column : split(groups.get(0), false, 4)) {
+        order(column, out, depth + 1);
+      }
+      return;
+    }
+    for (List<Unit> group : groups) {
+      order(group, out, depth + 1);
+    }
+  }
+
+  /** Splits units at gaps of at least {@code minGap} in their projection on one axis. */
+  private static List<List<Unit>> split(List<Unit> units, boolean vertical, float minGap) {
+    List<Unit> sorted = new ArrayList<>(units);
+    sorted.sort(Comparator.comparingDouble(u -> vertical ? u.box().top() : u.box().x0()));
+    List<List<Unit>> parts = new ArrayList<>();
+    List<Unit> current = new ArrayList<>();
+    float reach = -Float.MAX_VALUE;
+    for (Unit u : sorted) {
+      float start = vertical ? u.box().top() : u.box().x0();
+      float end = vertical ? u.box().bottom() : u.box().x1();
+      if (!current.isEmpty() && start - reach >= minGap) {
+        parts.add(current);
+        current = new ArrayList<>();
+      }
+      current.add(u);
+      reach = Math.max(reach, end);
+    }
+    parts.add(current);
+    return parts;
+  }
+}

@@ -1,0 +1,261 @@
+package dev.quarry.ingest;
+
+import java.awt.geom.Point2D;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+import org.apache.pdfbox.contentstream.PDFGraphicsStreamEngine;
+import org.apache.pdfbox.cos.COSName;
+import org.apache.pdfbox.pdmodel.PDDocument;
+import org.apache.pdfbox.pdmodel.PDPage;
+import org.apache.pdfbox.pdmodel.common.PDRectangle;
+import org.apache.pdfbox.pdmodel.font.PDFont;
+import org.apache.pdfbox.pdmodel.font.PDFontDescriptor;
+import org.apache.pdfbox.pdmodel.graphics.image.PDImage;
+import org.apache.pdfbox.text.PDFTextStripper;
+import org.apache.pdfbox.text.TextPosition;
+import org.apache.pdfbox.util.Matrix;
+
+/**
+ * Reads what layout analysis needs from one page: glyphs with their boxes and fonts, axis-aligned
+ * ruling lines, and image boxes. Everything is in top-down page coordinates (y grows downwards from
+ * the crop box's top edge), the way PDFBox reports text. Each kind is capped per page so that a
+ * pathological content stream costs bounded memory.
+ */
+final class PdfPageReader {
+  static final int MAX_GLYPHS_PER_PAGE = 200_000;
+  static final int MAX_RULINGS_PER_PAGE = 20_000;
+  static final int MAX_IMAGES_PER_PAGE = 2_000;
+
+  private static final Pattern BOLD =
+      Pattern.compile("bold|black|heavy|semibold|demibold|cmbx|sfbx|-bd|,bd", Pattern.CASE_INSENSITIVE);
+  private static final Pattern ITALIC =
+      Pattern.compile("italic|oblique|cmti|sfti|cmsl|sfsl|-it\\b", Pattern.CASE_INSENSITIVE);
+
+  /** One glyph (or ligature) of text. */
+  record Glyph(String text, float x0, float x1, float top, float baseline, float size,
+      boolean bold, boolean italic) {}
+
+  /** A thin horizontal or vertical line: at {@code pos} (y or x), from {@code from} to {@code to}. */
+  record Ruling(boolean horizontal, float pos, float from, float to) {}
+
+  /** What one page holds. */
+  record Page(int number, float width, float height, List<Glyph> glyphs, List<Ruling> rulings,
+      List<PdfRect> images) {}
+
+  private PdfPageReader() {}
+
+  static Page read(PDDocument doc, int pageIndex) throws IOException {
+    PDPage page = doc.getPage(pageIndex);
+    PDRectangle crop = page.getCropBox();
+    GlyphCollector glyphs = new GlyphCollector();
+    glyphs.setStartPage(pageIndex + 1);
+    glyphs.setEndPage(pageIndex + 1);
+    glyphs.getText(doc);
+    GraphicsCollector graphics = new GraphicsCollector(page, crop);
+    graphics.processPage(page);
+    return new Page(pageIndex + 1, crop.getWidth(), crop.getHeight(), glyphs.glyphs,
+        graphics.rulings, graphics.images);
+  }
+
+  private static final class GlyphCollector extends PDFTextStripper {
+    final List<Glyph> glyphs = new ArrayList<>();
+
+    GlyphCollector() throws IOException {
+      setSortByPosition(false);
+      setShouldSeparateByBeads(false);
+      setSuppressDuplicateOverlappingText(true);
+    }
+
+    @Override
+    protected void processTextPosition(TextPosition text) {
+      if (glyphs.size() >= MAX_GLYPHS_PER_PAGE) {
+        return;
+      }
+      String unicode = text.getUnicode();
+      if (unicode == null || unicode.isBlank()) {
+        return;
+      }
+      float size = text.getFontSizeInPt();
+      if (!(size > 0) || size > 500) {
+        size = Math.max(1f, text.getHeightDir());
+      }
+      float baseline = text.getYDirAdj();
+      float x0 = text.getXDirAdj();
+      float x1 = x0 + Math.max(0f, text.getWidthDirAdj());
+      PDFont font = text.getFont();
+      String name = font == null || font.getName() == null ? "" : font.getName();
+      PDFontDescriptor fd = font == null ? null : font.getFontDescriptor();
+      boolean bold = BOLD.matcher(name).find()
+          || (fd != null && (fd.isForceBold() || fd.getFontWeight() >= 600));
+      boolean italic = ITALIC.matcher(name.toLowerCase(Locale.ROOT)).find()
+          || (fd != null && fd.isItalic());
+      glyphs.add(new Glyph(unicode, x0, x1, baseline - size * 0.75f, baseline, size, bold,
+          italic));
+    }
+
+    @Override
+    protected void writePage() {
+      // Layout is ours: PDFTextStripper only supplies the glyphs.
+    }
+  }
+
+  private static final class GraphicsCollector extends PDFGraphicsStreamEngine {
+    final List<Ruling> rulings = new ArrayList<>();
+    final List<PdfRect> images = new ArrayList<>();
+    private final PDRectangle crop;
+    private final List<float[]> path = new ArrayList<>();
+    private Point2D.Float current = new Point2D.Float();
+    private Point2D.Float start = new Point2D.Float();
+
+    GraphicsCollector(PDPage page, PDRectangle crop) {
+      super(page);
+      this.crop = crop;
+    }
+
+    private float x(double x) {
+      return (float) (x - crop.getLowerLeftX());
+    }
+
+    private float y(double y) {
+      return (float) (crop.getUpperRightY() - y);
+    }
+
+    @Override
+    public void appendRectangle(Point2D p0, Point2D p1, Point2D p2, Point2D p3) {
+      moveTo((float) p0.getX(), (float) p0.getY());
+      lineTo((float) p1.getX(), (float) p1.getY());
+      lineTo((float) p2.getX(), (float) p2.getY());
+      lineTo((float) p3.getX(), (float) p3.getY());
+      closePath();
+    }
+
+    @Override
+    public void drawImage(PDImage image) {
+      if (images.size() >= MAX_IMAGES_PER_PAGE) {
+        return;
+      }
+      Matrix m = getGraphicsState().getCurrentTransformationMatrix();
+      float minX = Float.MAX_VALUE, minY = Float.MAX_VALUE;
+      float maxX = -Float.MAX_VALUE, maxY = -Float.MAX_VALUE;
+      for (float[] corner : new float[][] {{0, 0}, {1, 0}, {0, 1}, {1, 1}}) {
+        Point2D.Float p = m.transformPoint(corner[0], corner[1]);
+        minX = Math.min(minX, x(p.x));
+        maxX = Math.max(maxX, x(p.x));
+        minY = Math.min(minY, y(p.y));
+        maxY = Math.max(maxY, y(p.y));
+      }
+      PdfRect box = new PdfRect(minX, minY, maxX, maxY);
+      // Figures often place a larger image behind a clipping path; only the visible part counts.
+      java.awt.geom.Rectangle2D clip = getGraphicsState().getCurrentClippingPath().getBounds2D();
+      PdfRect visible = new PdfRect(x(clip.getMinX()), y(clip.getMaxY()), x(clip.getMaxX()),
+          y(clip.getMinY()));
+      float x0 = Math.max(box.x0(), visible.x0()), x1 = Math.min(box.x1(), visible.x1());
+      float top = Math.max(box.top(), visible.top()), bottom = Math.min(box.bottom(), visible.bottom());
+      if (x1 > x0 && bottom > top) {
+        images.add(new PdfRect(x0, top, x1, bottom));
+      }
+    }
+
+    @Override
+    public void clip(int windingRule) {}
+
+    @Override
+    public void moveTo(float x, float y) {
+      current = new Point2D.Float(x, y);
+      start = current;
+    }
+
+    @Override
+    public void lineTo(float x, float y) {
+      if (path.size() < MAX_RULINGS_PER_PAGE) {
+        path.add(new float[] {current.x, current.y, x, y});
+      }
+      current = new Point2D.Float(x, y);
+    }
+
+    @Override
+    public void curveTo(float x1, float y1, float x2, float y2, float x3, float y3) {
+      current = new Point2D.Float(x3, y3);
+    }
+
+    @Override
+    public Point2D getCurrentPoint() {
+      return current;
+    }
+
+    @Override
+    public void closePath() {
+      lineTo(start.x, start.y);
+    }
+
+    @Override
+    public void endPath() {
+      path.clear();
+    }
+
+    @Override
+    public void strokePath() {
+      keepRulings(false);
+    }
+
+    @Override
+    public void fillPath(int windingRule) {
+      keepRulings(true);
+    }
+
+    @Override
+    public void fillAndStrokePath(int windingRule) {
+      keepRulings(false);
+    }
+
+    @Override
+    public void shadingFill(COSName shadingName) {}
+
+    /**
+     * Stroked axis-aligned segments are rulings; of a filled path only a thin box counts (a table
+     * rule drawn as a filled rectangle), not a shaded cell background.
+     */
+    private void keepRulings(boolean filled) {
+      if (filled) {
+        float minX = Float.MAX_VALUE, minY = Float.MAX_VALUE;
+        float maxX = -Float.MAX_VALUE, maxY = -Float.MAX_VALUE;
+        for (float[] s : path) {
+          minX = Math.min(minX, Math.min(s[0], s[2]));
+          maxX = Math.max(maxX, Math.max(s[0], s[2]));
+          minY = Math.min(minY, Math.min(s[1], s[3]));
+          maxY = Math.max(maxY, Math.max(s[1], s[3]));
+        }
+        if (!path.isEmpty() && rulings.size() < MAX_RULINGS_PER_PAGE) {
+          if (maxY - minY <= 3 && maxX - minX > 3) {
+            rulings.add(new Ruling(true, y((minY + maxY) / 2), x(minX), x(maxX)));
+          } else if (maxX - minX <= 3 && maxY - minY > 3) {
+            rulings.add(new Ruling(false, x((minX + maxX) / 2), y(maxY), y(minY)));
+          }
+        }
+      } else {
+        keepSegments(3);
+      }
+      path.clear();
+    }
+
+    private void keepSegments(float minLength) {
+      for (float[] s : path) {
+          if (rulings.size() >= MAX_RULINGS_PER_PAGE) {
+            break;
+          }
+          float dx = Math.abs(s[2] - s[0]);
+          float dy = Math.abs(s[3] - s[1]);
+          if (dy < 1 && dx > minLength) {
+            rulings.add(new Ruling(true, y(s[1]), x(Math.min(s[0], s[2])),
+                x(Math.max(s[0], s[2]))));
+          } else if (dx < 1 && dy > minLength) {
+            rulings.add(new Ruling(false, x(s[0]), y(Math.max(s[1], s[3])),
+                y(Math.min(s[1], s[3]))));
+          }
+      }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package dev.quarry.store;
+
+/**
+ * Every statement of the document store and the ingest transaction, by name, in one place. Each one
+ * filters by {@code tenant_id}: a statement that forgot it would leak another tenant's documents.
+ */
+public final class Sql {
+  private Sql() {}
+
+  private static final String SUMMARY_COLUMNS = "id, title, uri, source_type, content_hash, byte_size,"
+      + " item_count, chunk_count, version, created_at, updated_at";
+
+  public static final String LIST_DOCUMENTS = "SELECT " + SUMMARY_COLUMNS
+      + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id";
+
+  public static final String GET_DOCUMENT = "SELECT " + SUMMARY_COLUMNS
+      + " FROM documents WHERE tenant_id = $1 AND id = $2";
+
+  /** Items and chunks go with it (ON DELETE CASCADE). */
+  public static final String DELETE_DOCUMENT = "DELETE FROM documents WHERE tenant_id = $1 AND id = $2";
+
+  public static final String DOCUMENT_EXISTS =
+      "SELECT 1 FROM documents WHERE tenant_id = $1 AND id = $2";
+
+  public static final String LIST_ITEMS = "SELECT position, self_ref, label, text, page_numbers,"
+      + " heading_level, tree_depth FROM items WHERE tenant_id = $1 AND document_id = $2"
+      + " ORDER BY position";
+
+  public static final String GET_TOC = "SELECT toc FROM documents WHERE tenant_id = $1 AND id = $2";
+
+  public static final String GET_CONTENT =
+      "SELECT content FROM documents WHERE tenant_id = $1 AND id = $2";
+
+  /** What the /documents filesystem needs to decide which directories are stale. */
+  public static final String LIST_DOCUMENT_VERSIONS = "SELECT id, title, uri, created_at, version,"
+      + " content_hash FROM documents WHERE tenant_id = $1";
+
+  /** One document's whole materialised view: metadata, content.txt and toc.json. */
+  public static final String GET_DOCUMENT_FILES = "SELECT id, title, uri, created_at, version,"
+      + " content_hash, content, toc FROM documents WHERE tenant_id = $1 AND id = $2";
+
+  // The ingest transaction.
+
+  public static final String FIND_BY_HASH = "SELECT id, title, source_type, item_count, chunk_count"
+      + " FROM documents WHERE tenant_id = $1 AND content_hash = $2";
+
+  /** Locks the row so two replacements of one uri happen one after the other. */
+  public static final String FIND_BY_URI_FOR_UPDATE =
+      "SELECT id FROM documents WHERE tenant_id = $1 AND uri = $2 FOR UPDATE";
+
+  /**
+   * Returns no row when a concurrent ingest of the same bytes or uri won the race: the caller then
+   * looks again instead of failing on the unique constraint.
+   */
+  public static final String INSERT_DOCUMENT = "INSERT INTO documents (id, tenant_id, title, uri,"
+      + " source_type, content_hash, byte_size, content, toc, item_count, chunk_count)"
+      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING id";
+
+  public static final String REPLACE_DOCUMENT = "UPDATE documents SET title = $3, source_type = $4,"
+      + " content_hash = $5, byte_size = $6, content = $7, toc = $8, item_count = $9,"
+      + " chunk_count = $10, version = version + 1, updated_at = now()"
+      + " WHERE tenant_id = $1 AND id = $2";
+
+  public static final String DELETE_CHUNKS =
+      "DELETE FROM chunks WHERE tenant_id = $1 AND document_id = $2";
+
+  public static final String DELETE_ITEMS = "DELETE FROM items WHERE tenant_id = $1 AND document_id = $2";
+
+  public static final String INSERT_ITEM = "INSERT INTO items (tenant_id, document_id, position,"
+      + " self_ref, label, text, page_numbers, heading_level, tree_depth, section_start, section_end)"
+      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+  /** The vector travels as pgvector's text form {@code [x,y,…]}; the client has no vector codec. */
+  public static final String INSERT_CHUNK = "INSERT INTO chunks (id, tenant_id, document_id, ordinal,"
+      + " item_start, item_end, headings, content, page_numbers, doc_item_refs, labels,"
+      + " embedding_model, embedding)"
+      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::vector)";
+}

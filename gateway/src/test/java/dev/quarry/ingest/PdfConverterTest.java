@@ -1,0 +1,154 @@
+package dev.quarry.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.quarry.support.SharedData;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.pdfbox.Loader;
+import org.apache.pdfbox.pdmodel.PDDocument;
+import org.apache.pdfbox.pdmodel.encryption.AccessPermission;
+import org.apache.pdfbox.pdmodel.encryption.StandardProtectionPolicy;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class PdfConverterTest {
+  private final PdfConverter converter = new PdfConverter();
+
+  private static Path pdf(String name) {
+    return SharedData.path("docling/pdf/" + name + ".pdf");
+  }
+
+  private ConvertedDocument convert(String name) throws Exception {
+    return converter.convert(name + ".pdf", Files.readAllBytes(pdf(name)));
+  }
+
+  /** docling's reference for a PDF sits beside it as {@code name.json}. */
+  private static ConversionReport report(String name, List<DocItem> actual) throws Exception {
+    Path json = SharedData.path("docling/pdf/" + name + ".json");
+    List<DocItem> reference = new DoclingJsonConverter()
+        .convert(json.getFileName().toString(), Files.readAllBytes(json)).items();
+    ConversionReport report = ConversionReport.compare(name + ".pdf", actual, reference);
+    System.out.println(report.summary());
+    return report;
+  }
+
+  @Test
+  @DisplayName("2305.03393v1-pg9.pdf: headers, paragraphs, the merged-cell table and its caption")
+  void paperPage() throws Exception {
+    ConvertedDocument doc = convert("2305.03393v1-pg9");
+    ConversionReport r = report("2305.03393v1-pg9", doc.items());
+    assertThat(r.tokenRecall()).isGreaterThanOrEqualTo(0.99);
+    assertThat(r.tokenPrecision()).isGreaterThanOrEqualTo(0.99);
+    assertThat(r.alignment()).isGreaterThanOrEqualTo(0.95);
+    assertThat(r.labelAgreement()).isGreaterThanOrEqualTo(0.95);
+    assertThat(r.pageAgreement()).isEqualTo(1.0);
+    assertThat(r.tablesAgree()).isTrue();
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("page_header"))
+        .extracting(DocItem::text)
+        .containsExactly("Optimized Table Tokenization for Table Structure Recognition", "9");
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("section_header"))
+        .extracting(DocItem::text)
+        .containsExactly("5.1 Hyper Parameter Optimization", "5.2 Quantitative Results");
+    DocItem table = doc.items().stream().filter(i -> i.label().equals("table")).findFirst()
+        .orElseThrow();
+    // TEDs spans three columns and "# enc-layers" two rows: both repeat, as docling renders them.
+    assertThat(table.text()).startsWith("| # enc-layers | # dec-layers | Language | TEDs | TEDs"
+        + " | TEDs | mAP (0.75) | Inference time (secs) |");
+    assertThat(table.text()).contains("| # enc-layers | # dec-layers | Language | simple |"
+        + " complex | all |");
+    assertThat(table.text()).contains("| 6 | 6 | OTSL HTML | 0.965 0.969 |");
+    DocItem next = doc.items().get(table.position() + 1);
+    assertThat(next.label()).isEqualTo("caption");
+    assertThat(next.text()).startsWith("Table 1. HPO performed");
+  }
+
+  @Test
+  @DisplayName("amt_handbook_sample.pdf: two columns read column by column, headers, footer")
+  void twoColumns() throws Exception {
+    ConvertedDocument doc = convert("amt_handbook_sample");
+    ConversionReport r = report("amt_handbook_sample", doc.items());
+    assertThat(r.tokenRecall()).isGreaterThanOrEqualTo(0.99);
+    assertThat(r.tokenPrecision()).isGreaterThanOrEqualTo(0.99);
+    assertThat(r.alignment()).isGreaterThanOrEqualTo(0.55);
+    assertThat(r.labelAgreement()).isGreaterThanOrEqualTo(0.95);
+    assertThat(r.headingLevelAgreement()).isEqualTo(1.0);
+    List<String> texts = doc.items().stream().map(DocItem::text).toList();
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("section_header"))
+        .extracting(DocItem::text).containsExactly("Boots Self-Locking Nut",
+            "Stainless Steel Self-Locking Nut", "Elastic Stop Nut");
+    // The left column is read before the right one.
+    assertThat(indexOf(texts, "The two general types")).isLessThan(indexOf(texts, "The spring keeps"));
+    assertThat(indexOf(texts, "The spring keeps")).isLessThan(
+        indexOf(texts, "Stainless Steel Self-Locking Nut"));
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("page_footer"))
+        .extracting(DocItem::text).containsExactly("7-45");
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("picture")).isNotEmpty();
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("caption")).extracting(DocItem::text)
+        .contains("Figure 7-27. Stainless steel self-locking nut.");
+  }
+
+  private static int indexOf(List<String> texts, String prefix) {
+    for (int i = 0; i < texts.size(); i++) {
+      if (texts.get(i).startsWith(prefix)) {
+        return i;
+      }
+    }
+    throw new AssertionError("no item starts with " + prefix);
+  }
+
+  @Test
+  @DisplayName("a password-protected PDF is refused as ENCRYPTED, naming the file")
+  void encrypted() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (PDDocument doc = Loader.loadPDF(Files.readAllBytes(pdf("2305.03393v1-pg9")))) {
+      StandardProtectionPolicy policy =
+          new StandardProtectionPolicy("owner-secret", "user-secret", new AccessPermission());
+      policy.setEncryptionKeyLength(128);
+      doc.protect(policy);
+      doc.save(out);
+    }
+    assertThatThrownBy(() -> converter.convert("locked.pdf", out.toByteArray()))
+        .isInstanceOfSatisfying(IngestException.class, e -> {
+          assertThat(e.reason()).isEqualTo(IngestException.Reason.ENCRYPTED);
+          assertThat(e.getMessage()).startsWith("locked.pdf: ").contains("password");
+        });
+  }
+
+  @Test
+  @DisplayName("a truncated PDF is refused as CORRUPT, naming the file")
+  void truncated() throws Exception {
+    byte[] whole = Files.readAllBytes(pdf("2305.03393v1-pg9"));
+    byte[] head = Arrays.copyOf(whole, 2_000);
+    assertThatThrownBy(() -> converter.convert("cut.pdf", head))
+        .isInstanceOfSatisfying(IngestException.class, e -> {
+          assertThat(e.reason()).isEqualTo(IngestException.Reason.CORRUPT);
+          assertThat(e.getMessage()).startsWith("cut.pdf: ");
+        });
+  }
+
+  @Test
+  @DisplayName("bytes that are not a PDF are refused as CORRUPT")
+  void notPdf() {
+    assertThatThrownBy(() -> converter.convert("notes.pdf", "hello".getBytes()))
+        .isInstanceOfSatisfying(IngestException.class, e -> {
+          assertThat(e.reason()).isEqualTo(IngestException.Reason.CORRUPT);
+          assertThat(e.getMessage()).startsWith("notes.pdf: ").contains("no %PDF header");
+        });
+  }
+
+  @Test
+  @DisplayName("a PDF over the page limit is refused as TOO_LARGE before any layout work")
+  void pageLimit() throws Exception {
+    byte[] bytes = Files.readAllBytes(pdf("2305.03393v1-pg9"));
+    assertThatThrownBy(() -> new PdfConverter(0, 60_000).convert("big.pdf", bytes))
+        .isInstanceOfSatisfying(IngestException.class, e -> {
+          assertThat(e.reason()).isEqualTo(IngestException.Reason.TOO_LARGE);
+          assertThat(e.getMessage()).startsWith("big.pdf: ").contains("limit is 0");
+        });
+  }
+}

@@ -1,0 +1,110 @@
+package dev.quarry.store;
+
+import static dev.quarry.ingest.IngestFixture.await;
+import static dev.quarry.ingest.IngestFixture.count;
+import static dev.quarry.ingest.IngestFixture.embedder;
+import static dev.quarry.ingest.IngestFixture.newTenant;
+import static dev.quarry.ingest.IngestFixture.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.ingest.DocItem;
+import dev.quarry.ingest.IngestResult;
+import dev.quarry.ingest.IngestService;
+import dev.quarry.support.TestDatabase;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@DisplayName("DocumentStore")
+class DocumentStoreTest {
+  private static TestDatabase db;
+  private static Vertx vertx;
+  private static Pool pool;
+  private static IngestService ingest;
+  private static DocumentsFs fs;
+  @TempDir static Path root;
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabase.create();
+    vertx = Vertx.vertx();
+    pool = Database.pool(vertx, db.config());
+    fs = new DocumentsFs(vertx, pool, root);
+    ingest = new IngestService(vertx, pool, embedder(), fs, db.config());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    await(pool.close());
+    await(vertx.close());
+    db.close();
+  }
+
+  @Test
+  @DisplayName("lists, gets and reads a tenant's documents, oldest first")
+  void reads() throws Exception {
+    UUID tenant = newTenant(db);
+    DocumentStore store = new DocumentStore(pool);
+    IngestResult a = await(ingest.ingest(tenant, text("a.txt", "uri:a", "Alpha doc\n\nFirst paragraph.")));
+    IngestResult b = await(ingest.ingest(tenant, text("b.txt", "uri:b", "Beta doc\n\nSecond.\n\nThird.")));
+
+    List<DocumentSummary> list = await(store.list(tenant));
+    assertThat(list).extracting(DocumentSummary::id).containsExactly(a.documentId(), b.documentId());
+    DocumentSummary sb = await(store.get(tenant, b.documentId())).orElseThrow();
+    assertThat(sb.title()).isEqualTo("Beta doc");
+    assertThat(sb.uri()).isEqualTo("uri:b");
+    assertThat(sb.sourceType()).isEqualTo("text");
+    assertThat(sb.itemCount()).isEqualTo(3);
+    assertThat(sb.version()).isEqualTo(1);
+    assertThat(sb.contentHash()).hasSize(64);
+
+    List<DocItem> items = await(store.items(tenant, b.documentId())).orElseThrow();
+    assertThat(items).extracting(DocItem::text).containsExactly("Beta doc", "Second.", "Third.");
+    assertThat(await(store.content(tenant, b.documentId()))).contains("Beta doc\n\nSecond.\n\nThird.");
+    assertThat(await(store.toc(tenant, b.documentId())).orElseThrow().getJsonArray("tree")).isEmpty();
+  }
+
+  @Test
+  @DisplayName("another tenant's documents are invisible: not listed, not readable, not deletable")
+  void tenantIsolation() throws Exception {
+    UUID owner = newTenant(db);
+    UUID other = newTenant(db);
+    DocumentStore store = new DocumentStore(pool);
+    IngestResult doc = await(ingest.ingest(owner, text("secret.txt", "uri:secret", "Secret\n\nPlans.")));
+    UUID id = doc.documentId();
+
+    assertThat(await(store.list(other))).isEmpty();
+    assertThat(await(store.get(other, id))).isEmpty();
+    assertThat(await(store.items(other, id))).isEmpty();
+    assertThat(await(store.toc(other, id))).isEmpty();
+    assertThat(await(store.content(other, id))).isEmpty();
+    assertThat(await(store.delete(other, id))).isFalse();
+    assertThat(await(store.get(owner, id))).isPresent();
+  }
+
+  @Test
+  @DisplayName("delete removes the document, its items and chunks, and its /documents directory")
+  void deletes() throws Exception {
+    UUID tenant = newTenant(db);
+    DocumentStore store = new DocumentStore(pool, fs);
+    IngestResult doc = await(ingest.ingest(tenant, text("gone.txt", "uri:gone", "Gone\n\nSoon.")));
+    Path dir = fs.tenantDir(tenant).resolve(doc.documentId().toString());
+    assertThat(dir).isDirectory();
+
+    assertThat(await(store.delete(tenant, doc.documentId()))).isTrue();
+
+    assertThat(await(store.get(tenant, doc.documentId()))).isEmpty();
+    assertThat(await(store.items(tenant, doc.documentId()))).isEmpty();
+    assertThat(count(db, "items", tenant)).isZero();
+    assertThat(count(db, "chunks", tenant)).isZero();
+    assertThat(dir).doesNotExist();
+    assertThat(await(store.delete(tenant, doc.documentId()))).isFalse();
+  }
+}

@@ -1,0 +1,248 @@
+package dev.quarry.store;
+
+import static dev.quarry.ingest.IngestFixture.await;
+import static dev.quarry.ingest.IngestFixture.embedder;
+import static dev.quarry.ingest.IngestFixture.newTenant;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.ingest.IngestRequest;
+import dev.quarry.ingest.IngestResult;
+import dev.quarry.ingest.IngestService;
+import dev.quarry.support.TestDatabase;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@DisplayName("DocumentsFs")
+class DocumentsFsTest {
+  private static TestDatabase db;
+  private static Vertx vertx;
+  private static Pool pool;
+  private static IngestService ingest;
+  @TempDir static Path root;
+  private static DocumentsFs fs;
+
+  private static final String MARKDOWN = """
+      # Handbook
+
+      ## Safety
+
+      Wear goggles.
+
+      | Tool | Risk |
+      |---|---|
+      | saw | high |
+
+      ### Fire
+
+      Call 112.
+
+      ## Care
+
+      Oil the hinges.
+      """;
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabase.create();
+    vertx = Vertx.vertx();
+    pool = Database.pool(vertx, db.config());
+    fs = new DocumentsFs(vertx, pool, root);
+    // No filesystem in the ingest service: these tests call sync themselves.
+    ingest = new IngestService(vertx, pool, embedder(), null, db.config());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    await(pool.close());
+    await(vertx.close());
+    db.close();
+  }
+
+  private static IngestResult add(UUID tenant, String name, String body) throws Exception {
+    return await(ingest.ingest(tenant, new IngestRequest(name, "uri:" + name, null, null,
+        body.getBytes(StandardCharsets.UTF_8))));
+  }
+
+  private static Map<Path, FileTime> mtimes(Path dir) throws Exception {
+    Map<Path, FileTime> out = new HashMap<>();
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.filter(Files::isRegularFile).toList()) {
+        out.put(dir.relativize(p), Files.getLastModifiedTime(p));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  @DisplayName("writes exactly the four CONTRACT files, which parse back to the database's content")
+  void filesPerContract() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult doc = add(tenant, "handbook.md", MARKDOWN);
+    Path tenantDir = await(fs.sync(tenant));
+    Path dir = tenantDir.resolve(doc.documentId().toString());
+
+    try (Stream<Path> files = Files.list(tenantDir)) {
+      assertThat(files.map(p -> p.getFileName().toString()).toList())
+          .containsExactly(doc.documentId().toString());
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString()).toList())
+          .containsExactlyInAnyOrder("metadata.json", "content.txt", "items.jsonl", "toc.json");
+    }
+    JsonObject meta = new JsonObject(Files.readString(dir.resolve("metadata.json")));
+    assertThat(meta.fieldNames()).containsExactlyInAnyOrder("id", "title", "uri", "created_at");
+    assertThat(meta.getString("id")).isEqualTo(doc.documentId().toString());
+    assertThat(meta.getString("title")).isEqualTo("Handbook");
+    assertThat(meta.getString("uri")).isEqualTo("uri:handbook.md");
+    assertThat(Instant.parse(meta.getString("created_at"))).isBefore(Instant.now().plusSeconds(1));
+
+    List<String> lines = Files.readAllLines(dir.resolve("items.jsonl"));
+    assertThat(lines).hasSize(doc.itemCount());
+    List<JsonObject> items = new ArrayList<>();
+    for (int i = 0; i < lines.size(); i++) {
+      JsonObject item = new JsonObject(lines.get(i));
+      assertThat(item.fieldNames()).containsExactly("position", "self_ref", "label", "text", "page_numbers",
+          "heading_level", "tree_depth");
+      assertThat(item.getInteger("position")).isEqualTo(i);
+      assertThat(item.getJsonArray("page_numbers")).isEqualTo(new JsonArray());
+      items.add(item);
+    }
+    JsonObject table = items.stream().filter(i -> i.getString("label").equals("table")).findFirst().orElseThrow();
+    assertThat(table.getString("text")).startsWith("| Tool | Risk |");
+    assertThat(table.getString("self_ref")).startsWith("#/tables/");
+
+    JsonObject toc = new JsonObject(Files.readString(dir.resolve("toc.json")));
+    assertThat(toc.getString("doc_id")).isEqualTo(doc.documentId().toString());
+    JsonObject safety = toc.getJsonArray("tree").getJsonObject(0);
+    assertThat(safety.getString("title")).isEqualTo("Safety");
+    int start = safety.getJsonArray("item_range").getInteger(0);
+    int end = safety.getJsonArray("item_range").getInteger(1);
+    assertThat(items.get(start).getString("text")).isEqualTo("Safety");
+    assertThat(items.subList(start, end)).extracting(i -> i.getString("text")).contains("Call 112.")
+        .doesNotContain("Oil the hinges.");
+    assertThat(safety.getJsonArray("children").getJsonObject(0).getString("title")).isEqualTo("Fire");
+
+    assertThat(Files.readString(dir.resolve("content.txt"))).contains("Wear goggles.").contains("Oil the hinges.");
+  }
+
+  @Test
+  @DisplayName("incremental: a second sync rewrites nothing; a replaced document is rewritten alone")
+  void incremental() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult a = add(tenant, "a.txt", "Doc A\n\nalpha");
+    IngestResult b = add(tenant, "b.txt", "Doc B\n\nbeta");
+    Path dir = await(fs.sync(tenant));
+    // Back-date every file, so a rewrite cannot hide inside the filesystem's timestamp granularity.
+    FileTime old = FileTime.from(Instant.parse("2020-01-01T00:00:00Z"));
+    for (Path p : mtimes(dir).keySet()) {
+      Files.setLastModifiedTime(dir.resolve(p), old);
+    }
+
+    await(fs.sync(tenant));
+    assertThat(mtimes(dir).values()).containsOnly(old);
+
+    add(tenant, "b.txt", "Doc B\n\nbeta, revised");
+    await(fs.sync(tenant));
+    Map<Path, FileTime> after = mtimes(dir);
+    assertThat(after.get(Path.of(a.documentId().toString(), "content.txt"))).isEqualTo(old);
+    assertThat(after.get(Path.of(b.documentId().toString(), "content.txt"))).isNotEqualTo(old);
+    assertThat(Files.readString(dir.resolve(b.documentId().toString()).resolve("content.txt")))
+        .contains("revised");
+  }
+
+  @Test
+  @DisplayName("a deleted document's directory is removed; a stray directory too")
+  void deletions() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult keep = add(tenant, "keep.txt", "Keep\n\nme");
+    IngestResult drop = add(tenant, "drop.txt", "Drop\n\nme");
+    Path dir = await(fs.sync(tenant));
+    Files.createDirectories(dir.resolve("not-a-document"));
+    assertThat(await(new DocumentStore(pool).delete(tenant, drop.documentId()))).isTrue();
+
+    await(fs.sync(tenant));
+
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString()).toList())
+          .containsExactly(keep.documentId().toString());
+    }
+  }
+
+  @Test
+  @DisplayName("the whole tree can be deleted and is rebuilt identically, with no temporary files left")
+  void rebuild() throws Exception {
+    UUID tenant = newTenant(db);
+    add(tenant, "one.md", MARKDOWN);
+    add(tenant, "two.txt", "Two\n\nsecond document");
+    Path dir = await(fs.sync(tenant));
+    Map<Path, String> before = contents(dir);
+
+    try (Stream<Path> walk = Files.walk(root)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+    await(fs.sync(tenant));
+
+    assertThat(contents(dir)).isEqualTo(before).hasSize(8);
+    try (Stream<Path> walk = Files.walk(root)) {
+      assertThat(walk.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList()).isEmpty();
+    }
+    try (Stream<Path> staging = Files.list(root.resolve(".staging"))) {
+      assertThat(staging.toList()).isEmpty();
+    }
+  }
+
+  @Test
+  @DisplayName("concurrent syncs of one tenant do not trip over each other")
+  void concurrentSyncs() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult doc = add(tenant, "c.txt", "C\n\nconcurrent");
+    List<io.vertx.core.Future<Path>> syncs = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      syncs.add(fs.sync(tenant));
+    }
+    await(io.vertx.core.Future.all(syncs));
+    assertThat(fs.tenantDir(tenant).resolve(doc.documentId().toString()).resolve("toc.json")).isRegularFile();
+  }
+
+  @Test
+  @DisplayName("writeAtomically replaces a file whole and leaves no temporary file")
+  void atomicWrite() throws Exception {
+    Path dir = Files.createDirectories(root.resolve("atomic-test"));
+    Path f = dir.resolve("x.json");
+    DocumentsFs.writeAtomically(f, "one");
+    DocumentsFs.writeAtomically(f, "two");
+    assertThat(Files.readString(f)).isEqualTo("two");
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.toList()).containsExactly(f);
+    }
+  }
+
+  private static Map<Path, String> contents(Path dir) throws Exception {
+    Map<Path, String> out = new HashMap<>();
+    for (Path p : mtimes(dir).keySet()) {
+      out.put(p, Files.readString(dir.resolve(p)));
+    }
+    return out;
+  }
+}
