@@ -40,11 +40,15 @@ public final class Gateway extends VerticleBase {
         .compose(embedder -> {
           pool = Database.pool(vertx, config);
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
+          SearchService search = new SearchService(vertx, pool, embedder, config);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
               new DocumentStore(pool, documentsFs),
-              new SearchService(vertx, pool, embedder, config));
-          return vertx.createHttpServer().requestHandler(routes.router()).listen(config.httpPort());
+              search);
+          // The HNSW index for the configured model: without it vector search scans every chunk.
+          return search.prepare()
+              .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
+                  .listen(config.httpPort()));
         })
         .onSuccess(listening -> {
           server = listening;
