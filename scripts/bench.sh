@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|latency|ingest|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ -f bench/target/classpath.txt ]] || mvn -B -q package -DskipTests
