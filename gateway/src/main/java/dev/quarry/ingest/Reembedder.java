@@ -83,6 +83,8 @@ public final class Reembedder {
   private final Promise<Status> finished = Promise.promise();
   private volatile boolean stopRequested;
   private volatile Status status;
+  /** The timer of a pending retry, or -1: stop() cancels it rather than wait out the backoff. */
+  private volatile long retryTimer = -1;
   private int loggedDecile;
 
   public Reembedder(Vertx vertx, Pool pool, Embedder embedder) {
@@ -138,7 +140,8 @@ public final class Reembedder {
    */
   public Future<Status> stop() {
     stopRequested = true;
-    if (started.compareAndSet(false, true)) {
+    long timer = retryTimer;
+    if (started.compareAndSet(false, true) || (timer >= 0 && vertx.cancelTimer(timer))) {
       end(Status.State.STOPPED, null);
     }
     return finished.future();
@@ -178,7 +181,10 @@ public final class Reembedder {
           long delay = firstBackoff.toMillis() << (attempt - 1);
           LOG.warn("re-embedding batch after {} failed (attempt {} of {}), retrying in {} ms: {}",
               after, attempt, ATTEMPTS, delay, err.toString());
-          vertx.setTimer(Math.max(1, delay), id -> nextBatch(after, attempt + 1));
+          retryTimer = vertx.setTimer(Math.max(1, delay), id -> {
+            retryTimer = -1;
+            nextBatch(after, attempt + 1);
+          });
         });
   }
 

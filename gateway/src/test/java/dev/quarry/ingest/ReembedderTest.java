@@ -14,6 +14,7 @@ import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
 import dev.quarry.tenancy.Tenants;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 @DisplayName("Re-embedding: chunks recorded under another model are brought to the configured one")
 class ReembedderTest {
@@ -226,6 +229,37 @@ class ReembedderTest {
     Status resumed = reembedder(embedder).run().await();
     assertThat(resumed.state()).isEqualTo(Status.State.DONE);
     assertThat(remainingStale()).isZero();
+  }
+
+  @Test
+  @Timeout(60)
+  @DisplayName("stop while a failed batch waits for its retry ends the run at once, not after the backoff")
+  void stopCancelsTheRetryWait() throws Exception {
+    CompletableFuture<Void> failedOnce = new CompletableFuture<>();
+    AtomicInteger calls = new AtomicInteger();
+    Embedder failsAfterFirstBatch = new Delegating(embedder) {
+      @Override
+      public List<float[]> embedPassages(List<String> texts) {
+        if (calls.incrementAndGet() > 1) {
+          failedOnce.complete(null);
+          throw new IllegalStateException("embeddings endpoint answered 429");
+        }
+        return super.embedPassages(texts);
+      }
+    };
+    Reembedder r = new Reembedder(vertx, pool, failsAfterFirstBatch, BATCH, Duration.ofMinutes(10));
+    Future<Status> run = r.run();
+    failedOnce.get();
+
+    Status stopped = r.stop().await();
+
+    assertThat(run.isComplete()).isTrue();
+    // STOPPED when the retry was already waiting; FAILED when stop came before the batch's
+    // failure reached the loop, which then gives up instead of retrying.
+    assertThat(stopped.state()).isIn(Status.State.STOPPED, Status.State.FAILED);
+    assertThat(stopped.done()).isEqualTo(BATCH);
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(remainingStale()).isEqualTo(STALE_A + STALE_B - BATCH);
   }
 
   @Test
