@@ -181,10 +181,15 @@ public final class Reembedder {
           long delay = firstBackoff.toMillis() << (attempt - 1);
           LOG.warn("re-embedding batch after {} failed (attempt {} of {}), retrying in {} ms: {}",
               after, attempt, ATTEMPTS, delay, err.toString());
-          retryTimer = vertx.setTimer(Math.max(1, delay), id -> {
+          long timer = vertx.setTimer(Math.max(1, delay), id -> {
             retryTimer = -1;
             nextBatch(after, attempt + 1);
           });
+          retryTimer = timer;
+          // A stop() that came in before retryTimer was set could not cancel it.
+          if (stopRequested && vertx.cancelTimer(timer)) {
+            end(Status.State.STOPPED, null);
+          }
         });
   }
 
