@@ -1,33 +1,64 @@
 #!/usr/bin/env bash
-# Builds the sandbox base image from Debian packages: debootstrap a minimal bookworm with python3,
-# grpcio, protobuf and grpc-tools, then `docker import` it. This machine has no image registry, so
-# `FROM debian:bookworm-slim` cannot be pulled; the Dockerfile takes this image as BASE_IMAGE.
-# Idempotent: does nothing when the image exists (FORCE=1 rebuilds). Needs root and Docker.
-# DEBIAN_MIRROR overrides debootstrap's default mirror.
+# Builds the sandbox base image quarry-sandbox-base:bookworm from Debian packages.
+#
+# No image registry is reachable here, so the base comes from debootstrap + `docker import`
+# instead of `FROM debian`. Idempotent: returns at once when the image already exists.
+# Needs root (debootstrap) and a Docker engine.
+#
+#   sandbox-image/build-base.sh            build if missing
+#   sandbox-image/build-base.sh --rebuild  build even if present
 set -euo pipefail
 
-IMAGE="${IMAGE:-quarry-sandbox-base:bookworm}"
-PACKAGES="python3,python3-grpcio,python3-protobuf,python3-grpc-tools"
+IMAGE="${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:bookworm}"
+MIRROR="${QUARRY_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+SUITE=bookworm
+# python3-grpcio/protobuf so the runner speaks gRPC; grpc-tools because sandbox-image/Dockerfile
+# generates the Python stubs at build time, when the build has no network to install it, and
+# pkg-resources because Debian's grpc-tools imports it without depending on it.
+PACKAGES=python3,python3-grpcio,python3-protobuf,python3-grpc-tools,python3-pkg-resources
 
-if [[ "${FORCE:-0}" != 1 ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  echo "$IMAGE already exists (FORCE=1 to rebuild)"
+start=${EPOCHREALTIME/./}
+elapsed() { local us=$(( ${EPOCHREALTIME/./} - start )); printf '%d.%03ds' $((us / 1000000)) $((us / 1000 % 1000)); }
+
+if [[ "${1:-}" != "--rebuild" ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  echo "sandbox-base: $IMAGE present ($(elapsed))"
   exit 0
 fi
 
-if ! command -v debootstrap >/dev/null; then
-  apt-get install -y -q debootstrap
+command -v debootstrap >/dev/null || { echo "sandbox-base: debootstrap is missing (apt-get install debootstrap)" >&2; exit 1; }
+
+# Concurrent callers (tests, setup) must not debootstrap twice into the same engine.
+exec 9>"/tmp/quarry-sandbox-base.lock"
+flock 9
+if [[ "${1:-}" != "--rebuild" ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  echo "sandbox-base: $IMAGE built by a concurrent run ($(elapsed))"
+  exit 0
 fi
 
-rootfs="$(mktemp -d /tmp/quarry-sandbox-rootfs.XXXXXX)"
-trap 'rm -rf "$rootfs"' EXIT
+rootfs=$(mktemp -d /tmp/quarry-sandbox-base.XXXXXX)
+cleanup() {
+  # debootstrap may leave /proc or /sys mounted inside the target when interrupted.
+  for m in proc sys dev/pts dev; do
+    mountpoint -q "$rootfs/$m" 2>/dev/null && umount -l "$rootfs/$m" || true
+  done
+  rm -rf --one-file-system "$rootfs"
+}
+trap cleanup EXIT
 
-debootstrap --variant=minbase --include="$PACKAGES" bookworm "$rootfs" ${DEBIAN_MIRROR:+"$DEBIAN_MIRROR"}
+echo "sandbox-base: debootstrap $SUITE ($PACKAGES) from $MIRROR into $rootfs"
+debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$rootfs" "$MIRROR" >"$rootfs.log" 2>&1 \
+  || { tail -30 "$rootfs.log" >&2; rm -f "$rootfs.log"; exit 1; }
+rm -f "$rootfs.log"
+echo "sandbox-base: debootstrap done ($(elapsed))"
 
-# Nothing at run time needs package lists, caches, docs or locales: smaller image, faster import.
-chroot "$rootfs" apt-get clean
-rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/* "$rootfs"/usr/share/doc/* \
-       "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/*
+# The sandbox never runs apt; caches, docs and locales only make the image bigger.
+rm -rf "$rootfs"/var/cache/apt/* "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* \
+  "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* \
+  "$rootfs"/usr/share/locale/* "$rootfs"/usr/share/lintian "$rootfs"/tmp/* "$rootfs"/var/tmp/*
+# The byte-code caches stay: the root filesystem is read-only at run time, so Python could never
+# write them and would recompile every module on each sandbox start.
 
 tar --numeric-owner -C "$rootfs" -c . \
-  | docker import --change 'CMD ["/bin/bash"]' --message "quarry sandbox base: $PACKAGES" - "$IMAGE"
-echo "built $IMAGE"
+  | docker import --change 'CMD ["/usr/bin/python3"]' - "$IMAGE" >/dev/null
+size=$(docker image inspect --format '{{.Size}}' "$IMAGE")
+echo "sandbox-base: imported $IMAGE, $((size / 1024 / 1024)) MiB ($(elapsed))"

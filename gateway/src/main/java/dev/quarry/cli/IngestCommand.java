@@ -160,7 +160,8 @@ final class IngestCommand implements Callable<Integer> {
   }
 
   private ProgressBar progressBar(int files) {
-    if (noProgress || files < PROGRESS_BAR_FROM) {
+    // A bar redrawn with carriage returns is noise in a log or a pipe: draw it on terminals only.
+    if (noProgress || files < PROGRESS_BAR_FROM || !onTerminal()) {
       return null;
     }
     return new ProgressBarBuilder()
@@ -169,5 +170,22 @@ final class IngestCommand implements Callable<Integer> {
         .setUnit(" files", 1)
         .setConsumer(new ConsoleProgressBarConsumer(System.err))
         .build();
+  }
+
+  /**
+   * Whether standard output is a terminal. From Java 22 System.console() is non-null even when
+   * output is redirected, and Console.isTerminal() tells; the jar targets Java 21, so ask for it
+   * reflectively.
+   */
+  private static boolean onTerminal() {
+    java.io.Console console = System.console();
+    if (console == null) {
+      return false;
+    }
+    try {
+      return (boolean) java.io.Console.class.getMethod("isTerminal").invoke(console);
+    } catch (ReflectiveOperationException e) {
+      return true;
+    }
   }
 }

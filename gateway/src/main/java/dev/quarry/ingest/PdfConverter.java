@@ -24,7 +24,8 @@ import org.apache.pdfbox.pdmodel.encryption.InvalidPasswordException;
 /**
  * Converts a PDF with PDFBox: glyph geometry per page, then {@link PdfLayout} for lines, tables,
  * pictures, paragraphs and reading order, then labels from font size and weight relative to the
- * document's body font. Work is bounded by a page limit, per-page glyph caps and a deadline.
+ * document's body font; header levels follow the header font sizes when there are two or three.
+ * Work is bounded by a page limit, per-page glyph caps and a deadline over reading and layout.
  */
 public final class PdfConverter implements Converter {
   static final int MAX_PAGES = 2_000;
@@ -33,6 +34,9 @@ public final class PdfConverter implements Converter {
 
   private static final Pattern PAGE_NUMBER = Pattern.compile(
       "(?i)(page\\s*)?([\\divxlc]+|[A-Z]?\\d+[-–.]\\d+)(\\s*(of|/)\\s*\\d+)?");
+  private static final Pattern MID_SENTENCE = Pattern.compile(".*[\\p{Ll},;\\-]$",
+      Pattern.DOTALL);
+  private static final Pattern BULLET_PREFIX = Pattern.compile("^[•●◦▪■□‣⁃∙·\\-–*]\\s+");
   private static final Pattern TRAILING_PUNCTUATION = Pattern.compile(".*[.,;:]$");
 
   private final int maxPages;
@@ -75,7 +79,7 @@ public final class PdfConverter implements Converter {
         pages.add(PdfPageReader.read(doc, i));
       }
       String infoTitle = doc.getDocumentInformation().getTitle();
-      List<DocItem> items = items(pages);
+      List<DocItem> items = items(pages, fileName, deadline);
       return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items);
     } catch (InvalidPasswordException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
@@ -107,7 +111,8 @@ public final class PdfConverter implements Converter {
 
   // ---- labelling ----
 
-  private static List<DocItem> items(List<Page> pages) {
+  private List<DocItem> items(List<Page> pages, String fileName, long deadline)
+      throws IngestException {
     float bodySize = bodySize(pages);
     List<List<Line>> pageLines = new ArrayList<>();
     for (Page page : pages) {
@@ -117,6 +122,11 @@ public final class PdfConverter implements Converter {
     PdfItems items = new PdfItems();
     boolean titleSeen = false;
     for (int p = 0; p < pages.size(); p++) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new IngestException(IngestException.Reason.TOO_LARGE, fileName,
+            "laying out the PDF took longer than " + maxMillis / 1000 + " s (stopped at page "
+                + (p + 1) + " of " + pages.size() + ")");
+      }
       Page page = pages.get(p);
       List<Line> lines = pageLines.get(p);
       List<Line> headers = new ArrayList<>();
@@ -130,6 +140,7 @@ public final class PdfConverter implements Converter {
       lines.removeAll(footers);
       List<Table> tables = PdfLayout.tables(page, lines);
       List<Picture> pictures = PdfLayout.pictures(page, lines);
+      tables.addAll(PdfLayout.alignedTables(lines));
       List<Block> blocks = PdfLayout.blocks(lines);
       List<Unit> units = new ArrayList<>(blocks);
       units.addAll(tables);
@@ -141,7 +152,12 @@ public final class PdfConverter implements Converter {
       for (Unit u : PdfLayout.order(headers.stream().map(PdfConverter::single).toList())) {
         items.text("page_header", text(((Block) u).lines()), pageNo, 0, 0);
       }
-      for (Unit unit : PdfLayout.order(units)) {
+      List<Unit> ordered = PdfLayout.order(units);
+      Map<Block, Block> continuations = continuations(ordered, bodySize, page);
+      for (Unit unit : ordered) {
+        if (continuations.containsValue(unit)) {
+          continue;
+        }
         switch (unit) {
           case Table t -> {
             items.table(MarkdownTable.render(t.grid()), pageNo);
@@ -163,11 +179,16 @@ public final class PdfConverter implements Converter {
           case Block b -> {
             String label = label(b, bodySize, p == 0 && !titleSeen, page);
             titleSeen |= label.equals("title");
-            String text = text(b.lines());
+            Block next = continuations.get(b);
+            String text = next == null ? text(b.lines())
+                : text(java.util.stream.Stream.concat(b.lines().stream(), next.lines().stream())
+                    .toList());
             if (label.equals("list_item")) {
-              items.text(label, text, pageNo, 0, 1);
+              items.text(label, BULLET_PREFIX.matcher(text).replaceFirst(""), pageNo, 0, 1);
+            } else if (label.equals("section_header")) {
+              items.header(text, pageNo, size(b));
             } else {
-              items.text(label, text, pageNo, label.equals("section_header") ? 1 : 0, 0);
+              items.text(label, text, pageNo, 0, 0);
             }
           }
         }
@@ -176,7 +197,42 @@ public final class PdfConverter implements Converter {
         items.text("page_footer", text(((Block) u).lines()), pageNo, 0, 0);
       }
     }
-    return items.list;
+    return items.withHeadingLevels();
+  }
+
+  private static float size(Block b) {
+    float size = 0;
+    for (Line l : b.lines()) {
+      size = Math.max(size, l.size());
+    }
+    return size;
+  }
+
+  /**
+   * A paragraph that runs on into the next column: the block ends mid-sentence and the next text
+   * block in reading order (figures and captions skipped) starts higher up, in lower case. Maps the first
+   * block to its continuation, which then reads as part of it, as docling joins them.
+   */
+  private static Map<Block, Block> continuations(List<Unit> ordered, float bodySize, Page page) {
+    Map<Block, Block> out = new HashMap<>();
+    Block open = null;
+    for (Unit u : ordered) {
+      if (!(u instanceof Block b) || PdfLayout.CAPTION.matcher(text(b.lines())).matches()) {
+        continue;
+      }
+      String text = text(b.lines());
+      if (open != null && Character.isLowerCase(text.codePointAt(0))
+          && b.box().top() < open.box().bottom()
+          && Math.abs(b.lines().get(0).size() - open.lines().get(0).size()) <= 0.7f
+          && label(b, bodySize, false, page).equals("text")) {
+        out.put(open, b);
+        open = null;
+        continue;
+      }
+      open = label(b, bodySize, false, page).equals("text") && !out.containsValue(b)
+          && MID_SENTENCE.matcher(text).matches() ? b : null;
+    }
+    return out;
   }
 
   private static Block single(Line l) {
@@ -251,7 +307,12 @@ public final class PdfConverter implements Converter {
         nearest = Math.min(nearest, gap);
       }
     }
-    return nearest >= (known ? 0.5f : 1.2f) * l.size();
+    if (known) {
+      // Further from the body than a paragraph's own line spacing.
+      return nearest >= 0.8f * l.size();
+    }
+    // Unrecognised margin text passes for furniture only when set apart by size or by space.
+    return l.size() < bodySize - 0.5f ? nearest >= 1.2f * l.size() : nearest >= 2.5f * l.size();
   }
 
   /** Pairs each table and picture with the caption block just above or below it. */
@@ -295,6 +356,9 @@ public final class PdfConverter implements Converter {
     String text = text(b.lines());
     if (PdfLayout.CAPTION.matcher(text).matches()) {
       return "caption";
+    }
+    if (b.lines().get(0).rotated()) {
+      return "text"; // margin notes and axis labels, whatever their size
     }
     float size = 0;
     boolean emphasised = true;
@@ -341,6 +405,7 @@ public final class PdfConverter implements Converter {
   /** Collects items, numbering self_refs per kind in order as DoclingDocument does. */
   private static final class PdfItems {
     final List<DocItem> list = new ArrayList<>();
+    final Map<Integer, Float> headerSizes = new HashMap<>();
     int texts;
     int tables;
     int pictures;
@@ -350,6 +415,47 @@ public final class PdfConverter implements Converter {
         list.add(new DocItem(list.size(), "#/texts/" + texts++, label, text.strip(), pages, level,
             depth));
       }
+    }
+
+    /** A section header, its level settled by {@link #withHeadingLevels} once all are known. */
+    void header(String text, List<Integer> pages, float size) {
+      if (!text.isBlank()) {
+        headerSizes.put(list.size(), size);
+        text("section_header", text, pages, 1, 0);
+      }
+    }
+
+    /**
+     * Levels by font size when the headers come in two or three clearly distinct sizes (larger is
+     * higher); otherwise every header stays at level 1, as CONTRACT.md allows.
+     */
+    List<DocItem> withHeadingLevels() {
+      List<Float> sizes = new ArrayList<>(new java.util.TreeSet<>(headerSizes.values()));
+      java.util.Collections.reverse(sizes);
+      List<Float> clusters = new ArrayList<>();
+      for (float size : sizes) {
+        if (clusters.isEmpty() || clusters.get(clusters.size() - 1) - size > 1f) {
+          clusters.add(size);
+        }
+      }
+      if (clusters.size() < 2 || clusters.size() > 3) {
+        return list;
+      }
+      List<DocItem> out = new ArrayList<>(list.size());
+      for (DocItem item : list) {
+        Float size = headerSizes.get(item.position());
+        int level = 1;
+        if (size != null) {
+          for (int c = 0; c < clusters.size(); c++) {
+            if (size <= clusters.get(c) + 0.01f) {
+              level = c + 1;
+            }
+          }
+        }
+        out.add(size == null ? item : new DocItem(item.position(), item.selfRef(), item.label(),
+            item.text(), item.pageNumbers(), level, item.treeDepth()));
+      }
+      return out;
     }
 
     void table(String markdown, List<Integer> pages) {

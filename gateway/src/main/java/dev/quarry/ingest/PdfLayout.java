@@ -10,8 +10,9 @@ import java.util.regex.Pattern;
 
 /**
  * Geometric layout analysis of one page: glyphs become words and line segments, ruled regions
- * become tables, image clusters become pictures, the remaining lines become paragraph blocks, and
- * all of them are put in reading order by a recursive XY cut that prefers column gutters.
+ * and column-aligned rows become tables, image clusters become pictures, the remaining lines
+ * become paragraph blocks, and all of them are put in reading order by a recursive XY cut that
+ * prefers column gutters.
  */
 final class PdfLayout {
   static final Pattern CAPTION = Pattern.compile(
@@ -20,11 +21,14 @@ final class PdfLayout {
   static final Pattern LIST_MARKER = Pattern.compile(
       "^([•●◦▪■□‣⁃∙·\\-–*]|\\(?(\\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)])\\s+\\S.*", Pattern.DOTALL);
 
+  /** A bullet on its own: list items often set it apart from their text by a wide gap. */
+  static final Pattern BULLET = Pattern.compile("[•●◦▪■□‣⁃∙·\\-–*]");
+
   record Word(String text, PdfRect box) {}
 
   /** A run of words on one baseline, not crossing a wide horizontal gap. */
   record Line(List<Word> words, PdfRect box, float baseline, float size, boolean bold,
-      boolean italic) {
+      boolean italic, boolean rotated) {
     String text() {
       StringBuilder sb = new StringBuilder();
       for (Word w : words) {
@@ -58,9 +62,20 @@ final class PdfLayout {
   // ---- lines ----
 
   static List<Line> lines(Page page) {
-    List<Glyph> glyphs = new ArrayList<>(page.glyphs());
-    glyphs.sort(Comparator.comparingDouble(Glyph::baseline).thenComparingDouble(Glyph::x0));
+    // Each text direction forms its lines apart, in its own coordinates.
+    java.util.Map<Integer, List<Glyph>> byDirection = new java.util.TreeMap<>();
+    for (Glyph g : page.glyphs()) {
+      byDirection.computeIfAbsent(g.direction(), d -> new ArrayList<>()).add(g);
+    }
     List<Line> lines = new ArrayList<>();
+    for (List<Glyph> glyphs : byDirection.values()) {
+      lines(glyphs, lines);
+    }
+    return lines;
+  }
+
+  private static void lines(List<Glyph> glyphs, List<Line> lines) {
+    glyphs.sort(Comparator.comparingDouble(Glyph::baseline).thenComparingDouble(Glyph::x0));
     List<Glyph> row = new ArrayList<>();
     float rowBaseline = 0;
     float rowSize = 0;
@@ -79,7 +94,6 @@ final class PdfLayout {
       row.add(g);
     }
     segments(row, lines);
-    return lines;
   }
 
   private static void segments(List<Glyph> row, List<Line> out) {
@@ -115,7 +129,8 @@ final class PdfLayout {
     }
     String text = line(segment).text();
     return text.split(" ").length <= 2
-        && (text.matches("(?i)figure|fig\\.|table|tab\\.")
+        && (text.matches("(?i)figure|fig\\.|table|tab\\.") || BULLET.matcher(text).matches()
+            || text.matches("\\(?([a-zA-Z]|\\d{1,3})[.)]")
             || text.matches("[\\dIVXivx]+(\\.[\\dIVXivx]+)*\\.?")
             || CAPTION.matcher(text + " x").matches());
   }
@@ -148,8 +163,22 @@ final class PdfLayout {
     }
     words.add(new Word(text.toString(), wordBox));
     int n = glyphs.size();
+    boolean rotated = glyphs.get(0).onPage() != null;
+    if (rotated) {
+      // Placed where it sits on the page; its words only matter as text from here on.
+      box = null;
+      for (Glyph g : glyphs) {
+        box = box == null ? g.onPage() : box.union(g.onPage());
+      }
+      baseline = box.bottom();
+      List<Word> placed = new ArrayList<>();
+      for (Word w : words) {
+        placed.add(new Word(w.text(), box));
+      }
+      words = placed;
+    }
     return new Line(List.copyOf(words), box, baseline, sizeSum / n, bold * 10 >= n * 9,
-        italic * 10 >= n * 9);
+        italic * 10 >= n * 9, rotated);
   }
 
   // ---- tables ----
@@ -471,11 +500,142 @@ final class PdfLayout {
     return out;
   }
 
+  /**
+   * Finds tables drawn without rulings: at least three consecutive rows, each split by wide gaps
+   * into two or more segments that fall into shared columns, with short cells rather than prose
+   * (two columns of running text also split every row, but into long lines). Removes the lines
+   * they hold from {@code lines}.
+   */
+  static List<Table> alignedTables(List<Line> lines) {
+    List<List<Line>> rows = rows(lines);
+    List<Table> tables = new ArrayList<>();
+    int i = 0;
+    while (i < rows.size()) {
+      int end = i;
+      while (end < rows.size() && (end == i || closeRows(rows.get(end - 1), rows.get(end)))
+          && (rows.get(end).size() >= 2 || end > i && wrappedCell(rows, i, end))) {
+        end++;
+      }
+      Table t = end - i >= 3 ? alignedTable(rows.subList(i, end)) : null;
+      if (t != null) {
+        for (List<Line> row : rows.subList(i, end)) {
+          lines.removeAll(row);
+        }
+        tables.add(t);
+      }
+      i = Math.max(end, i + 1);
+    }
+    return tables;
+  }
+
+  /**
+   * A lone short segment between two rows of a table, clear of the first column: the second line
+   * of a cell whose text wraps.
+   */
+  private static boolean wrappedCell(List<List<Line>> rows, int start, int at) {
+    List<Line> row = rows.get(at);
+    Line l = row.get(0);
+    return row.size() == 1 && at + 1 < rows.size() && rows.get(at + 1).size() >= 2
+        && closeRows(row, rows.get(at + 1)) && !isParagraphLine(l)
+        && l.box().x0() > rows.get(start).get(0).box().x1();
+  }
+
+  /** Lines grouped by shared baseline, top to bottom, each row left to right. */
+  private static List<List<Line>> rows(List<Line> lines) {
+    List<Line> sorted = new ArrayList<>();
+    for (Line l : lines) {
+      if (!l.rotated()) {
+        sorted.add(l);
+      }
+    }
+    sorted.sort(Comparator.comparingDouble(Line::baseline));
+    List<List<Line>> rows = new ArrayList<>();
+    for (Line l : sorted) {
+      List<Line> last = rows.isEmpty() ? null : rows.get(rows.size() - 1);
+      if (last != null && Math.abs(last.get(0).baseline() - l.baseline()) <= 2) {
+        last.add(l);
+      } else {
+        rows.add(new ArrayList<>(List.of(l)));
+      }
+    }
+    for (List<Line> row : rows) {
+      row.sort(Comparator.comparingDouble(l -> l.box().x0()));
+    }
+    return rows;
+  }
+
+  private static boolean closeRows(List<Line> upper, List<Line> lower) {
+    float size = Math.max(upper.get(0).size(), lower.get(0).size());
+    return lower.get(0).baseline() - upper.get(0).baseline() <= 2.2f * size;
+  }
+
+  private static Table alignedTable(List<List<Line>> rows) {
+    List<Line> inside = new ArrayList<>();
+    int prose = 0;
+    for (List<Line> row : rows) {
+      inside.addAll(row);
+      for (Line l : row) {
+        // A wordy line going on in lower case continues a sentence: a column of prose.
+        boolean runsOn = l.words().size() >= 3 && Character.isLowerCase(l.text().codePointAt(0));
+        prose += isParagraphLine(l) || runsOn ? 1 : 0;
+      }
+    }
+    int words = 0;
+    for (Line l : inside) {
+      words += l.words().size();
+    }
+    // Narrow columns of prose split every row too, but into lines of many words.
+    if (prose * 4 > inside.size() || words > 5 * inside.size()) {
+      return null;
+    }
+    PdfRect box = null;
+    for (Line l : inside) {
+      box = box == null ? l.box() : box.union(l.box());
+    }
+    List<Float> colEdges = textColumns(inside, box);
+    int cols = colEdges.size() - 1;
+    if (cols < 2 || cols > 50) {
+      return null;
+    }
+    List<List<String>> grid = new ArrayList<>();
+    for (List<Line> row : rows) {
+      List<List<Word>> cells = new ArrayList<>();
+      for (int c = 0; c < cols; c++) {
+        cells.add(new ArrayList<>());
+      }
+      for (Line l : row) {
+        int c = slot(colEdges, l.box().centerX());
+        if (!cells.get(c).isEmpty()) {
+          return null; // two segments in one column: not a grid
+        }
+        cells.get(c).addAll(l.words());
+      }
+      List<String> texts = new ArrayList<>();
+      for (List<Word> cell : cells) {
+        texts.add(joinWords(cell));
+      }
+      if (!grid.isEmpty() && texts.get(0).isEmpty() && row.size() == 1) {
+        // A wrapped cell's next line belongs to the row above.
+        List<String> above = grid.get(grid.size() - 1);
+        for (int c = 1; c < cols; c++) {
+          if (!texts.get(c).isEmpty()) {
+            above.set(c, (above.get(c) + " " + texts.get(c)).strip());
+          }
+        }
+        continue;
+      }
+      grid.add(texts);
+    }
+    return new Table(box, dropEmpty(grid));
+  }
+
   // ---- pictures ----
 
   /**
-   * Clusters the page's images into pictures; a picture takes the text lines inside it (figure
-   * labels) except captions, which stay in the flow to be labelled as captions.
+   * Clusters the page's images into pictures; a picture takes the short text lines on it (figure
+   * labels) except captions, which stay in the flow to be labelled as captions. Paragraph text is
+   * never taken: two images merge only when their joint box would swallow no paragraph line, so
+   * figures in neighbouring columns stay apart, and a paragraph over an image stays text.
    */
   static List<Picture> pictures(Page page, List<Line> lines) {
     List<PdfRect> frames = frames(page);
@@ -490,8 +650,8 @@ final class PdfLayout {
       if (b.width() * b.height() > 0.9f * pageArea && !lines.isEmpty()) {
         continue; // a page background behind real text
       }
-      // Images often extend past the figure's frame under a clipping path or a mask; when a
-      // drawn frame holds the image's centre, the frame is the picture's extent.
+      // Images often extend past the figure's frame under a soft mask; when a drawn frame holds
+      // the image's centre, the frame is the picture's extent.
       PdfRect frame = null;
       for (PdfRect f : frames) {
         if (f.contains(b.centerX(), b.centerY())) {
@@ -504,26 +664,21 @@ final class PdfLayout {
         framed.add(frame);
       }
     }
-    boolean merged = true;
-    while (merged) {
-      merged = false;
-      outer:
-      for (int i = 0; i < boxes.size(); i++) {
-        for (int j = i + 1; j < boxes.size(); j++) {
-          if (boxes.get(i).near(boxes.get(j), 6)) {
-            boxes.set(i, boxes.get(i).union(boxes.remove(j)));
-            merged = true;
-            break outer;
-          }
-        }
+    List<Line> paragraphLines = new ArrayList<>();
+    for (Line l : lines) {
+      if (isParagraphLine(l)) {
+        paragraphLines.add(l);
       }
     }
+    boxes = mergeNear(boxes, paragraphLines);
     boxes.addAll(framed);
     List<Picture> pictures = new ArrayList<>();
     for (PdfRect box : boxes) {
+      // Labels often sit on the figure's edge, half outside the image.
+      PdfRect reach = new PdfRect(box.x0() - 2, box.top() - 4, box.x1() + 2, box.bottom() + 4);
       List<Line> inner = new ArrayList<>();
       for (Line l : lines) {
-        if (box.contains(l.box().centerX(), l.box().centerY())
+        if (reach.contains(l.box().centerX(), l.box().centerY()) && !isParagraphLine(l)
             && !CAPTION.matcher(l.text()).matches()) {
           inner.add(l);
         }
@@ -532,6 +687,74 @@ final class PdfLayout {
       pictures.add(new Picture(box, inner));
     }
     return pictures;
+  }
+
+  /**
+   * Merges images that touch into one picture, round by round (a merged box may reach further
+   * images), each round a single pass over pairs so that a page tiled with many images stays
+   * cheap. Boxes are sorted by left edge so that the pass can stop once boxes lie beyond reach.
+   */
+  private static List<PdfRect> mergeNear(List<PdfRect> boxes, List<Line> paragraphLines) {
+    for (int round = 0; round < 8 && boxes.size() > 1; round++) {
+      List<PdfRect> sorted = new ArrayList<>(boxes);
+      sorted.sort(Comparator.comparingDouble(PdfRect::x0));
+      int n = sorted.size();
+      int[] parent = new int[n];
+      for (int i = 0; i < n; i++) {
+        parent[i] = i;
+      }
+      boolean changed = false;
+      for (int i = 0; i < n; i++) {
+        PdfRect a = sorted.get(i);
+        for (int j = i + 1; j < n && sorted.get(j).x0() <= a.x1() + 6; j++) {
+          PdfRect b = sorted.get(j);
+          if (find(parent, i) != find(parent, j) && a.near(b, 6)
+              && !swallows(a.union(b), a, b, paragraphLines)) {
+            parent[find(parent, i)] = find(parent, j);
+            changed = true;
+          }
+        }
+      }
+      if (!changed) {
+        break;
+      }
+      java.util.Map<Integer, List<PdfRect>> components = new java.util.LinkedHashMap<>();
+      for (int i = 0; i < n; i++) {
+        components.computeIfAbsent(find(parent, i), k -> new ArrayList<>()).add(sorted.get(i));
+      }
+      boxes = new ArrayList<>();
+      for (List<PdfRect> members : components.values()) {
+        // Pairs that merged harmlessly may still, chained together, reach over a paragraph.
+        PdfRect union = PdfRect.around(members);
+        if (swallowsAny(union, members, paragraphLines)) {
+          boxes.addAll(members);
+        } else {
+          boxes.add(union);
+        }
+      }
+    }
+    return boxes;
+  }
+
+  private static boolean swallowsAny(PdfRect union, List<PdfRect> members,
+      List<Line> paragraphLines) {
+    for (Line l : paragraphLines) {
+      if (union.overlapArea(l.box()) > 0
+          && members.stream().allMatch(m -> m.overlapArea(l.box()) == 0)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A line of running prose rather than a figure label: long and wordy. */
+  private static boolean isParagraphLine(Line l) {
+    return l.words().size() >= 7 && l.box().width() >= 12 * l.size();
+  }
+
+  /** Whether {@code union} covers a paragraph line that neither part covered on its own. */
+  private static boolean swallows(PdfRect union, PdfRect a, PdfRect b, List<Line> paragraphLines) {
+    return swallowsAny(union, List.of(a, b), paragraphLines);
   }
 
   /** Boxes drawn with at least two horizontal and two vertical rules around some area. */
@@ -661,7 +884,10 @@ final class PdfLayout {
     List<List<Unit>> groups = new ArrayList<>();
     for (List<Unit> band : bands) {
       List<Unit> last = groups.isEmpty() ? null : groups.get(groups.size() - 1);
-      if (last != null && split(last, false, 4).size() > 1 && split(band, false, 4).size() > 1) {
+      // A band that holds one column's heading while the other column runs on belongs to the
+      // column layout too: join whenever either side has columns and the gutter survives.
+      if (last != null
+          && (split(last, false, 4).size() > 1 || split(band, false, 4).size() > 1)) {
         List<Unit> joined = new ArrayList<>(last);
         joined.addAll(band);
         if (split(joined, false, 4).size() > 1) {

@@ -34,9 +34,13 @@ final class PdfPageReader {
   private static final Pattern ITALIC =
       Pattern.compile("italic|oblique|cmti|sfti|cmsl|sfsl|-it\\b", Pattern.CASE_INSENSITIVE);
 
-  /** One glyph (or ligature) of text. */
+  /**
+   * One glyph (or ligature) of text. Coordinates run along the text's own direction, so turned
+   * text still forms lines; {@code onPage} is where the glyph sits in the page's frame, null when
+   * it runs in the frame's direction.
+   */
   record Glyph(String text, float x0, float x1, float top, float baseline, float size,
-      boolean bold, boolean italic) {}
+      boolean bold, boolean italic, int direction, PdfRect onPage) {}
 
   /** A thin horizontal or vertical line: at {@code pos} (y or x), from {@code from} to {@code to}. */
   record Ruling(boolean horizontal, float pos, float from, float to) {}
@@ -50,20 +54,87 @@ final class PdfPageReader {
   static Page read(PDDocument doc, int pageIndex) throws IOException {
     PDPage page = doc.getPage(pageIndex);
     PDRectangle crop = page.getCropBox();
-    GlyphCollector glyphs = new GlyphCollector();
+    GlyphCollector glyphs = new GlyphCollector(crop.getHeight());
     glyphs.setStartPage(pageIndex + 1);
     glyphs.setEndPage(pageIndex + 1);
     glyphs.getText(doc);
     GraphicsCollector graphics = new GraphicsCollector(page, crop);
     graphics.processPage(page);
-    return new Page(pageIndex + 1, crop.getWidth(), crop.getHeight(), glyphs.glyphs,
-        graphics.rulings, graphics.images);
+    // A landscape page is often upright content turned on a portrait sheet: the direction most
+    // text runs in becomes the page's frame, and everything else is turned into it.
+    Frame frame = new Frame(glyphs.dominantDirection(), crop.getWidth(), crop.getHeight());
+    List<Glyph> placed = new ArrayList<>(glyphs.glyphs.size());
+    for (int i = 0; i < glyphs.glyphs.size(); i++) {
+      Glyph g = glyphs.glyphs.get(i);
+      if (g.direction() == frame.direction()) {
+        placed.add(g);
+      } else {
+        float[] o = glyphs.origins.get(i);
+        float reach = Math.max(g.size(), g.x1() - g.x0());
+        // Rough, but enough to place a line of other direction among the frame's own lines.
+        PdfRect onPage = frame.map(new PdfRect(o[0] - reach, o[1] - reach, o[0] + reach,
+            o[1] + reach));
+        placed.add(new Glyph(g.text(), g.x0(), g.x1(), g.top(), g.baseline(), g.size(), g.bold(),
+            g.italic(), g.direction(), onPage));
+      }
+    }
+    List<Ruling> rulings = new ArrayList<>(graphics.rulings.size());
+    for (Ruling r : graphics.rulings) {
+      rulings.add(frame.map(r));
+    }
+    List<PdfRect> images = new ArrayList<>(graphics.images.size());
+    for (PdfRect r : graphics.images) {
+      images.add(frame.map(r));
+    }
+    return new Page(pageIndex + 1, frame.width(), frame.height(), placed, rulings, images);
+  }
+
+  /**
+   * Page space (top-down, {@code w} × {@code h}) turned so that text running in {@code direction}
+   * degrees reads left to right, matching PDFBox's direction-adjusted glyph coordinates.
+   */
+  record Frame(int direction, float w, float h) {
+    float width() {
+      return direction == 90 || direction == 270 ? h : w;
+    }
+
+    float height() {
+      return direction == 90 || direction == 270 ? w : h;
+    }
+
+    float[] map(float x, float y) {
+      return switch (direction) {
+        case 90 -> new float[] {h - y, x};
+        case 180 -> new float[] {w - x, h - y};
+        case 270 -> new float[] {y, w - x};
+        default -> new float[] {x, y};
+      };
+    }
+
+    PdfRect map(PdfRect r) {
+      float[] a = map(r.x0(), r.top());
+      float[] b = map(r.x1(), r.bottom());
+      return new PdfRect(Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]),
+          Math.max(a[1], b[1]));
+    }
+
+    Ruling map(Ruling r) {
+      PdfRect box = map(r.horizontal() ? new PdfRect(r.from(), r.pos(), r.to(), r.pos())
+          : new PdfRect(r.pos(), r.from(), r.pos(), r.to()));
+      boolean horizontal = box.height() < box.width();
+      return horizontal ? new Ruling(true, box.top(), box.x0(), box.x1())
+          : new Ruling(false, box.x0(), box.top(), box.bottom());
+    }
   }
 
   private static final class GlyphCollector extends PDFTextStripper {
     final List<Glyph> glyphs = new ArrayList<>();
+    final List<float[]> origins = new ArrayList<>();
+    final java.util.Map<Integer, Integer> directions = new java.util.HashMap<>();
+    private final float pageHeight;
 
-    GlyphCollector() throws IOException {
+    GlyphCollector(float pageHeight) throws IOException {
+      this.pageHeight = pageHeight;
       setSortByPosition(false);
       setShouldSeparateByBeads(false);
       setSuppressDuplicateOverlappingText(true);
@@ -78,7 +149,9 @@ final class PdfPageReader {
       if (unicode == null || unicode.isBlank()) {
         return;
       }
-      float size = text.getFontSizeInPt();
+      // The glyph's height scale: PDFBox's own point size goes wrong for text turned by 180°.
+      Matrix tm = text.getTextMatrix();
+      float size = (float) Math.hypot(tm.getValue(1, 0), tm.getValue(1, 1));
       if (!(size > 0) || size > 500) {
         size = Math.max(1f, text.getHeightDir());
       }
@@ -92,8 +165,17 @@ final class PdfPageReader {
           || (fd != null && (fd.isForceBold() || fd.getFontWeight() >= 600));
       boolean italic = ITALIC.matcher(name.toLowerCase(Locale.ROOT)).find()
           || (fd != null && fd.isItalic());
+      int direction = Math.round(text.getDir()) % 360;
+      // The origin in unturned page space (the matrix is already relative to the crop box).
+      origins.add(new float[] {tm.getTranslateX(), pageHeight - tm.getTranslateY()});
+      directions.merge(direction, 1, Integer::sum);
       glyphs.add(new Glyph(unicode, x0, x1, baseline - size * 0.75f, baseline, size, bold,
-          italic));
+          italic, direction, null));
+    }
+
+    int dominantDirection() {
+      return directions.entrySet().stream().max(java.util.Map.Entry.comparingByValue())
+          .map(java.util.Map.Entry::getKey).orElse(0);
     }
 
     @Override
@@ -109,6 +191,8 @@ final class PdfPageReader {
     private final List<float[]> path = new ArrayList<>();
     private Point2D.Float current = new Point2D.Float();
     private Point2D.Float start = new Point2D.Float();
+    private java.awt.geom.Rectangle2D.Float pathBounds;
+    private boolean clipPending;
 
     GraphicsCollector(PDPage page, PDRectangle crop) {
       super(page);
@@ -159,17 +243,42 @@ final class PdfPageReader {
       }
     }
 
+    /**
+     * PDFBox leaves clipping to the engine: the clip takes effect when the path ends. The path's
+     * bounding box stands in for its shape, which is exact for the usual rectangular figure clip
+     * and keeps a pathological path from costing area arithmetic.
+     */
     @Override
-    public void clip(int windingRule) {}
+    public void clip(int windingRule) {
+      clipPending = true;
+    }
+
+    private void applyPendingClip() {
+      if (clipPending && pathBounds != null) {
+        getGraphicsState().intersectClippingPath(new java.awt.geom.Area(pathBounds));
+      }
+      clipPending = false;
+      pathBounds = null;
+    }
+
+    private void extendBounds(float x, float y) {
+      if (pathBounds == null) {
+        pathBounds = new java.awt.geom.Rectangle2D.Float(x, y, 0, 0);
+      } else {
+        pathBounds.add(x, y);
+      }
+    }
 
     @Override
     public void moveTo(float x, float y) {
+      extendBounds(x, y);
       current = new Point2D.Float(x, y);
       start = current;
     }
 
     @Override
     public void lineTo(float x, float y) {
+      extendBounds(x, y);
       if (path.size() < MAX_RULINGS_PER_PAGE) {
         path.add(new float[] {current.x, current.y, x, y});
       }
@@ -178,6 +287,10 @@ final class PdfPageReader {
 
     @Override
     public void curveTo(float x1, float y1, float x2, float y2, float x3, float y3) {
+      // The control points bound the curve, so the box stays conservative.
+      extendBounds(x1, y1);
+      extendBounds(x2, y2);
+      extendBounds(x3, y3);
       current = new Point2D.Float(x3, y3);
     }
 
@@ -193,6 +306,7 @@ final class PdfPageReader {
 
     @Override
     public void endPath() {
+      applyPendingClip();
       path.clear();
     }
 
@@ -238,6 +352,7 @@ final class PdfPageReader {
       } else {
         keepSegments(3);
       }
+      applyPendingClip();
       path.clear();
     }
 

@@ -42,17 +42,19 @@ public final class Gateway extends VerticleBase {
     return vertx.executeBlocking(this::prepare)
         .compose(embedder -> {
           pool = Database.pool(vertx, config);
-          SearchService searchService = new SearchService(vertx, pool, embedder, config);
-          reembedder = new Reembedder(vertx, pool, embedder);
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
+          SearchService search = new SearchService(vertx, pool, embedder, config);
+          reembedder = new Reembedder(vertx, pool, embedder);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
               new DocumentStore(pool, documentsFs),
-              searchService, reembedder::status);
-          // The model's vector index first, so that re-embedded chunks go straight into it; the
-          // re-embed runs in the background once the gateway serves (never when it could not).
-          return searchService.prepare()
-              .compose(v -> vertx.createHttpServer().requestHandler(routes.router()).listen(config.httpPort()))
+              search, reembedder::status);
+          // The HNSW index for the configured model: without it vector search scans every chunk.
+          // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
+          // runs in the background once the gateway serves (never when it could not start).
+          return search.prepare()
+              .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
+                  .listen(config.httpPort()))
               .map(listening -> {
                 reembedding = reembedder.run();
                 return listening;

@@ -69,6 +69,12 @@ class ApiRoutesTest {
   }
 
   @Test
+  @DisplayName("the started gateway has the HNSW index for its embedding model in place")
+  void vectorIndexAtStartUp() {
+    assertThat(gateway.indexes("chunks")).anyMatch(name -> name.startsWith("chunks_hnsw_bge_small"));
+  }
+
+  @Test
   @DisplayName("GET /readyz says ready with the schema version once the database is migrated")
   void readyz() {
     HttpResponse<Buffer> response = get("/readyz");

@@ -86,6 +86,20 @@ public final class TestGateway implements AutoCloseable {
     }
   }
 
+  /** Names of the indexes on a table, straight from PostgreSQL's catalogue. */
+  public java.util.List<String> indexes(String table) {
+    try (Connection c = database.jdbc(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT indexname FROM pg_indexes WHERE tablename = '" + table + "'")) {
+      java.util.List<String> names = new java.util.ArrayList<>();
+      while (rs.next()) {
+        names.add(rs.getString(1));
+      }
+      return names;
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot list the indexes of " + table, e);
+    }
+  }
+
   /** Files left in the uploads directory: there should never be any once a request has ended. */
   public long leftoverUploads() {
     Path uploads = ApiRoutes.uploadsDir(config);

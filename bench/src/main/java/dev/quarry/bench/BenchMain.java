@@ -1,0 +1,75 @@
+package dev.quarry.bench;
+
+import dev.quarry.search.OnnxEmbedder;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * {@code BenchMain [retrieval|latency|ingest|embeddings|all]...}: runs the named benchmarks, prints
+ * their figures and writes each one's section of BENCHMARKS.md at the repository root.
+ * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run).
+ */
+public final class BenchMain {
+  private static final List<String> ALL = List.of("retrieval", "latency", "ingest");
+
+  private BenchMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Set<String> which = new LinkedHashSet<>();
+    for (String a : args.length == 0 ? new String[] {"all"} : args) {
+      switch (a.toLowerCase(Locale.ROOT)) {
+        case "all" -> which.addAll(ALL);
+        case "retrieval", "latency", "ingest", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        default -> {
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, latency, ingest,"
+              + " embeddings, all");
+          System.exit(2);
+        }
+      }
+    }
+    String command = System.getProperty("bench.command",
+        "java -cp <bench classes + bench/target/classpath.txt> dev.quarry.bench.BenchMain " + String.join(" ", args));
+    BenchPaths paths = BenchPaths.detect();
+    OnnxEmbedder model = new OnnxEmbedder();
+    List<String> failed = new ArrayList<>();
+    for (String bench : which) {
+      long start = System.nanoTime();
+      try {
+        String title;
+        String body;
+        switch (bench) {
+          case "retrieval" -> { title = "Retrieval quality"; body = new RetrievalBench(paths, model).run(); }
+          case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
+          case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }
+          default -> {
+            for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),
+                TestCollections.vaswani(paths.retrieval()))) {
+              VectorCache.Vectors v = VectorCache.load(paths.work().resolve("embeddings"), c, model);
+              System.out.printf(Locale.ROOT, "%s: %d vectors (%s)%n", c.name(), v.docs().size(),
+                  v.fromCache() ? "cached" : String.format(Locale.ROOT, "embedded in %.0fs", v.embedSeconds()));
+            }
+            continue;
+          }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        String section = Machine.describe().markdown(command)
+            + String.format(Locale.ROOT, "- wall time of this benchmark: %.0f s%n%n", seconds) + body;
+        BenchmarksFile.replaceSection(paths.benchmarksFile(), title, section);
+        System.out.println("\n## " + title + "\n\n" + section);
+      } catch (Exception e) {
+        // One benchmark failing (say, a service still a skeleton) must not cost the others' figures.
+        System.err.println(bench + " failed: " + e);
+        e.printStackTrace();
+        failed.add(bench);
+      }
+    }
+    if (!failed.isEmpty()) {
+      System.err.println("failed: " + String.join(", ", failed));
+      System.exit(1);
+    }
+    System.exit(0);
+  }
+}

@@ -1,0 +1,41 @@
+package dev.quarry.bench;
+
+import dev.quarry.ops.Config;
+import dev.quarry.search.Embedder;
+import dev.quarry.search.SearchService;
+import dev.quarry.store.Database;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+
+/** Quarry's search side on a bench database, in process: Vert.x, the pool and SearchService. */
+public final class QuarryStack implements AutoCloseable {
+  private final Vertx vertx;
+  private final Pool pool;
+  private final SearchService search;
+
+  public QuarryStack(Config config, Embedder embedder) throws Exception {
+    this.vertx = Vertx.vertx();
+    this.pool = Database.pool(vertx, config);
+    this.search = new SearchService(vertx, pool, embedder, config);
+    // Builds the HNSW index on the loaded rows, as a gateway start-up does.
+    search.prepare().toCompletionStage().toCompletableFuture().get();
+  }
+
+  public SearchService search() {
+    return search;
+  }
+
+  public Vertx vertx() {
+    return vertx;
+  }
+
+  public Pool pool() {
+    return pool;
+  }
+
+  @Override
+  public void close() throws Exception {
+    pool.close().toCompletionStage().toCompletableFuture().get();
+    vertx.close().toCompletionStage().toCompletableFuture().get();
+  }
+}

@@ -1,0 +1,211 @@
+package dev.quarry.sandbox;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Containers started ahead of need, per tenant, so that getting a sandbox does not wait for a
+ * container start. A pooled sandbox is handed out once and never comes back: {@link #take} removes
+ * it from the pool and a replacement starts in the background. What the caller takes, the caller
+ * disposes of ({@link #dispose}); {@link #close} removes whatever is still pooled or starting.
+ *
+ * <p>A pooled container counts as ready once it is running; the gRPC handshake will tighten that.
+ */
+public final class WarmPool {
+  private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
+  private final Vertx vertx;
+  private final ContainerLauncher launcher;
+  private final int perTenant;
+  private final Function<UUID, Path> documentsDir;
+  private final Map<UUID, TenantPool> pools = new ConcurrentHashMap<>();
+  private final Set<Future<?>> starting = new HashSet<>();
+  private boolean closed;
+
+  /**
+   * @param documentsDir where each tenant's documents are on the host (for example
+   *                     {@code DocumentsFs::tenantDir})
+   */
+  public WarmPool(Vertx vertx, ContainerLauncher launcher, Function<UUID, Path> documentsDir) {
+    this.vertx = vertx;
+    this.launcher = launcher;
+    this.perTenant = launcher.settings().poolPerTenant();
+    this.documentsDir = documentsDir;
+  }
+
+  /** Fills the tenant's pool; the future completes once it is full, or fails with a launch error. */
+  public Future<Void> warm(UUID tenantId) {
+    TenantPool pool = pool(tenantId);
+    Future<Void> full = pool.whenFull(perTenant);
+    refill(pool);
+    return full;
+  }
+
+  /**
+   * A running sandbox for the tenant: a pooled one at once when there is one, else a cold launch.
+   * Either way the pool starts a replacement.
+   */
+  public Future<Sandbox> take(UUID tenantId) {
+    TenantPool pool = pool(tenantId);
+    Sandbox warm = pool.poll();
+    refill(pool);
+    if (warm != null) {
+      return Future.succeededFuture(warm);
+    }
+    synchronized (this) {
+      if (closed) {
+        return Future.failedFuture(new IllegalStateException("sandbox pool is closed"));
+      }
+    }
+    return vertx.executeBlocking(() -> launcher.launch(tenantId, documentsDir.apply(tenantId)), false);
+  }
+
+  /** Removes a sandbox taken from this pool; it is never handed out again. */
+  public Future<Void> dispose(Sandbox sandbox) {
+    return vertx.executeBlocking(() -> {
+      launcher.remove(sandbox);
+      return null;
+    }, false);
+  }
+
+  /** How many started sandboxes wait in the tenant's pool now. */
+  public int ready(UUID tenantId) {
+    TenantPool pool = pools.get(tenantId);
+    return pool == null ? 0 : pool.size();
+  }
+
+  /** Stops refilling and removes every pooled or still-starting sandbox. */
+  public Future<Void> close() {
+    List<Future<?>> waits = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      for (Future<?> f : starting) {
+        waits.add(f.otherwiseEmpty());
+      }
+    }
+    for (TenantPool pool : pools.values()) {
+      for (Sandbox s : pool.drain()) {
+        waits.add(dispose(s));
+      }
+    }
+    return Future.join(waits).mapEmpty();
+  }
+
+  private TenantPool pool(UUID tenantId) {
+    return pools.computeIfAbsent(tenantId, TenantPool::new);
+  }
+
+  private void refill(TenantPool pool) {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      for (int i = pool.reserve(perTenant); i > 0; i--) {
+        Future<Void> f = vertx
+            .executeBlocking(() -> launcher.launch(pool.tenantId, documentsDir.apply(pool.tenantId)), false)
+            .compose(s -> offer(pool, s), e -> {
+              LOG.warn("warm sandbox for tenant {} failed to start: {}", pool.tenantId, e.getMessage());
+              pool.failed(e);
+              return Future.failedFuture(e);
+            });
+        starting.add(f);
+        f.onComplete(ar -> {
+          synchronized (this) {
+            starting.remove(f);
+          }
+        });
+      }
+    }
+  }
+
+  private Future<Void> offer(TenantPool pool, Sandbox s) {
+    synchronized (this) {
+      if (!closed) {
+        pool.add(s);
+        return Future.succeededFuture();
+      }
+    }
+    // Started after close: nobody may have it.
+    pool.release();
+    return dispose(s);
+  }
+
+  /** One tenant's ready sandboxes and the launches under way for it; guarded by its own lock. */
+  private static final class TenantPool {
+    final UUID tenantId;
+    private final Deque<Sandbox> ready = new ArrayDeque<>();
+    private final List<Promise<Void>> fullWaiters = new ArrayList<>();
+    private int launching;
+    private int target;
+
+    TenantPool(UUID tenantId) {
+      this.tenantId = tenantId;
+    }
+
+    /** Books the launches needed to reach {@code size}; returns how many to start. */
+    synchronized int reserve(int size) {
+      target = size;
+      int needed = Math.max(0, size - ready.size() - launching);
+      launching += needed;
+      return needed;
+    }
+
+    synchronized void add(Sandbox s) {
+      launching--;
+      ready.addLast(s);
+      if (ready.size() >= target) {
+        fullWaiters.forEach(Promise::tryComplete);
+        fullWaiters.clear();
+      }
+    }
+
+    synchronized void release() {
+      launching--;
+    }
+
+    synchronized void failed(Throwable e) {
+      launching--;
+      fullWaiters.forEach(p -> p.tryFail(e));
+      fullWaiters.clear();
+    }
+
+    synchronized Future<Void> whenFull(int size) {
+      Promise<Void> p = Promise.promise();
+      if (ready.size() >= size) {
+        p.complete();
+      } else {
+        fullWaiters.add(p);
+      }
+      return p.future();
+    }
+
+    synchronized Sandbox poll() {
+      return ready.pollFirst();
+    }
+
+    synchronized int size() {
+      return ready.size();
+    }
+
+    synchronized List<Sandbox> drain() {
+      List<Sandbox> all = new ArrayList<>(ready);
+      ready.clear();
+      fullWaiters.forEach(p -> p.tryFail(new IllegalStateException("sandbox pool is closed")));
+      fullWaiters.clear();
+      return all;
+    }
+  }
+}

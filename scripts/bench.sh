@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|latency|ingest|all]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[[ -f bench/target/classpath.txt ]] || mvn -B -q package -DskipTests
+which=("${@:-all}")
+exec java --enable-native-access=ALL-UNNAMED -Xmx6g \
+  -Dbench.command="./quarry bench ${which[*]}" \
+  -cp "bench/target/classes:$(cat bench/target/classpath.txt)" \
+  dev.quarry.bench.BenchMain "${which[@]}"
