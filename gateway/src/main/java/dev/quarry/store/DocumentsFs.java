@@ -74,6 +74,21 @@ public final class DocumentsFs {
     }
   }
 
+  /**
+   * Writes one document that was just created or replaced, without listing the tenant's others: an
+   * ingest changes only its own document, and checking every other one's files per ingest grows with
+   * the corpus. Ordered with the tenant's other syncs.
+   */
+  public Future<Path> sync(UUID tenantId, UUID documentId) {
+    synchronized (lastSync) {
+      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
+      Future<Path> next = previous.transform(ignored -> materialise(tenantId, documentId)
+          .map(v -> tenantDir(tenantId)));
+      lastSync.put(tenantId, next);
+      return next;
+    }
+  }
+
   private record Version(UUID id, String marker) {}
 
   private Future<Path> syncNow(UUID tenantId) {
@@ -190,6 +205,9 @@ public final class DocumentsFs {
   /** Writes into a staging directory, then renames it into place: readers see old or new, whole. */
   private void write(UUID tenantId, UUID documentId, Rendered files) throws IOException {
     String name = documentId.toString();
+    Files.createDirectories(tenantDir(tenantId));
+    Files.createDirectories(stateDir(tenantId));
+    Files.createDirectories(stagingDir());
     Path staging = Files.createTempDirectory(stagingDir(), tenantId + "-" + name + "-");
     writeAtomically(staging.resolve("metadata.json"), files.metadata());
     writeAtomically(staging.resolve("content.txt"), files.content());
