@@ -219,6 +219,11 @@ public final class IngestBench {
         ingested first. Memory: peak RSS and peak JVM heap in use, sampled every 20 ms over the
         alternating run (the same figure for both sides; JVM max heap %d MiB).
 
+        The documents go in one at a time, not two at a time as the CLI uploads them. Until
+        2026-11-30 the benchmark timed every pipeline document first and then every bare-model batch:
+        on this shared machine the two phases then ran under different load, and the same code
+        measured 68%% in one run and 102%% in the next.
+
         | phase | chunks | seconds | chunks/s | peak RSS MiB | peak heap MiB |
         |---|---:|---:|---:|---:|---:|
         | pipeline (convert, chunk, embed, write) | %d | %.1f | %.2f | %.0f | %.0f |
