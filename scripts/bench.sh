@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|latency|ingest|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+JAVA_HOME=${JAVA_HOME:-$(scripts/setup.sh --print-java-home)}
+export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
 [[ -f bench/target/classpath.txt ]] || mvn -B -q package -DskipTests
 which=("${@:-all}")
 exec java --enable-native-access=ALL-UNNAMED -Xmx6g \

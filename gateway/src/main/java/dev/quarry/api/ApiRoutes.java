@@ -4,6 +4,7 @@ import dev.quarry.ingest.IngestException;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
+import dev.quarry.ingest.Reembedder;
 import dev.quarry.ops.Config;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.DocumentStore;
@@ -22,6 +23,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,15 +44,18 @@ public final class ApiRoutes {
   private final IngestService ingestService;
   private final DocumentStore documentStore;
   private final SearchService searchService;
+  private final Supplier<Reembedder.Status> reembedding;
 
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
-      DocumentStore documentStore, SearchService searchService) {
+      DocumentStore documentStore, SearchService searchService,
+      Supplier<Reembedder.Status> reembedding) {
     this.vertx = vertx;
     this.pool = pool;
     this.config = config;
     this.ingestService = ingestService;
     this.documentStore = documentStore;
     this.searchService = searchService;
+    this.reembedding = reembedding;
   }
 
   /** Where multipart uploads are spooled while a request is handled. */
@@ -91,7 +96,11 @@ public final class ApiRoutes {
     replyJson(ctx, 200, new JsonObject().put("status", "alive"));
   }
 
-  /** Ready when the database answers and its schema carries our migrations. */
+  /**
+   * Ready when the database answers and its schema carries our migrations. A re-embed in progress
+   * does not make it unready (search works meanwhile, its vector half on the chunks done so far),
+   * but its progress is shown.
+   */
   private void readyz(RoutingContext ctx) {
     pool.query("SELECT max(version::int) AS version FROM flyway_schema_history WHERE success")
         .execute()
@@ -100,10 +109,20 @@ public final class ApiRoutes {
           if (version == null) {
             ctx.fail(new ApiError(503, "not_ready", "the database has no migrations applied yet"));
           } else {
-            replyJson(ctx, 200, new JsonObject().put("status", "ready").put("schema_version", version));
+            replyJson(ctx, 200, new JsonObject().put("status", "ready").put("schema_version", version)
+                .put("reembedding", reembeddingJson(reembedding.get())));
           }
         })
         .onFailure(e -> ctx.fail(new ApiError(503, "not_ready", "the database is not reachable: " + e.getMessage())));
+  }
+
+  private static JsonObject reembeddingJson(Reembedder.Status s) {
+    JsonObject json = new JsonObject()
+        .put("state", s.state().name().toLowerCase(java.util.Locale.ROOT))
+        .put("model", s.model())
+        .put("done", s.done())
+        .put("total", s.total());
+    return s.error() == null ? json : json.put("error", s.error());
   }
 
   private void ingest(RoutingContext ctx) {

@@ -2,6 +2,7 @@ package dev.quarry.ops;
 
 import dev.quarry.api.ApiRoutes;
 import dev.quarry.ingest.IngestService;
+import dev.quarry.ingest.Reembedder;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
@@ -29,6 +30,8 @@ public final class Gateway extends VerticleBase {
   private final Config config;
   private Pool pool;
   private HttpServer server;
+  private Reembedder reembedder;
+  private Future<Reembedder.Status> reembedding = Future.succeededFuture();
 
   public Gateway(Config config) {
     this.config = config;
@@ -41,14 +44,21 @@ public final class Gateway extends VerticleBase {
           pool = Database.pool(vertx, config);
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           SearchService search = new SearchService(vertx, pool, embedder, config);
+          reembedder = new Reembedder(vertx, pool, embedder);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
               new DocumentStore(pool, documentsFs),
-              search);
+              search, reembedder::status);
           // The HNSW index for the configured model: without it vector search scans every chunk.
+          // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
+          // runs in the background once the gateway serves (never when it could not start).
           return search.prepare()
               .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
-                  .listen(config.httpPort()));
+                  .listen(config.httpPort()))
+              .map(listening -> {
+                reembedding = reembedder.run();
+                return listening;
+              });
         })
         .onSuccess(listening -> {
           server = listening;
@@ -69,11 +79,22 @@ public final class Gateway extends VerticleBase {
     return server.actualPort();
   }
 
+  /**
+   * The background re-embed of chunks recorded under another model: completes with its final
+   * status (it never fails; a failed run says so in its status).
+   */
+  public Future<Reembedder.Status> reembedding() {
+    return reembedding;
+  }
+
   @Override
   public Future<?> stop() {
+    // The re-embed ends after its batch in flight, while the server drains.
+    Future<?> reembedStopped = reembedder == null ? Future.succeededFuture() : reembedder.stop();
     Future<Void> serverClosed = server == null
         ? Future.succeededFuture()
         : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
-    return serverClosed.eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+    return Future.join(reembedStopped, serverClosed)
+        .eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
   }
 }

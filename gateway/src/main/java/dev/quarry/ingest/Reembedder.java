@@ -1,0 +1,263 @@
+package dev.quarry.ingest;
+
+import dev.quarry.search.Embedder;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings every chunk, of every tenant, to the configured embedding model. Vector search only sees
+ * chunks recorded under the embedder's model, so after a model change the others drop out of it
+ * until they are embedded again; this runs in the background while the gateway serves.
+ *
+ * <p>Chunks go in batches: read, embed on a worker, then one UPDATE per batch (its own
+ * transaction), so the work done survives a restart and the next run picks up what is left. The
+ * content is never written, so the BM25 index is left alone (see V3__reembed_keeps_terms.sql).
+ *
+ * <p>Safe to run on several replicas at once: a chunk that another one got to first, or whose
+ * content changed in the meantime, is skipped by the UPDATE's guard. Not safe against replicas that
+ * still ingest with the old model (a rolling deploy): their chunks wait for the next start.
+ */
+public final class Reembedder {
+  private static final Logger LOG = LoggerFactory.getLogger(Reembedder.class);
+
+  /** Passages per batch: amortises the embedder call; bounds the work lost to a stop or crash. */
+  public static final int DEFAULT_BATCH = 32;
+  /** Tries of one batch, so that a rate limit or a dropped connection does not end the run. */
+  static final int ATTEMPTS = 4;
+  private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
+
+  /** Below every random (version 4) UUID: where the walk over the primary key starts. */
+  private static final UUID START = new UUID(0, 0);
+
+  // Across tenants on purpose: the model is a property of the deployment, not of a tenant.
+  private static final String COUNT_STALE = "SELECT embedding_model, count(*) AS n FROM chunks"
+      + " WHERE embedding_model <> $1 GROUP BY embedding_model";
+
+  /** Walks the primary key, so each batch costs its own rows, not a scan of the table. */
+  private static final String NEXT_BATCH = "SELECT id, content, md5(content) AS content_md5"
+      + " FROM chunks WHERE id > $2 AND embedding_model <> $1 ORDER BY id LIMIT $3";
+
+  /**
+   * The guard skips chunks re-embedded meanwhile by another replica and chunks whose content is no
+   * longer what was embedded. The vectors travel as pgvector's text form.
+   */
+  private static final String WRITE_BATCH = "UPDATE chunks c"
+      + " SET embedding = u.embedding::vector, embedding_model = $1"
+      + " FROM unnest($2::uuid[], $3::text[], $4::text[]) AS u(id, content_md5, embedding)"
+      + " WHERE c.id = u.id AND c.embedding_model <> $1 AND md5(c.content) = u.content_md5";
+
+  /** Where a run is. {@code total} is counted when it starts; {@code done} is what it rewrote. */
+  public record Status(State state, String model, long done, long total, String error) {
+    public enum State {
+      /** Not started yet. */
+      PENDING,
+      RUNNING,
+      /** Every chunk it found carries the model (or nothing needed it). */
+      DONE,
+      /** Stopped on request (shutdown) before the end; the next run resumes. */
+      STOPPED,
+      /** A batch kept failing; {@code error} says why. The next run resumes. */
+      FAILED
+    }
+  }
+
+  private final Vertx vertx;
+  private final Pool pool;
+  private final Embedder embedder;
+  private final int batchSize;
+  private final Duration firstBackoff;
+  private final AtomicBoolean started = new AtomicBoolean();
+  private final Promise<Status> finished = Promise.promise();
+  private volatile boolean stopRequested;
+  private volatile Status status;
+  /** The timer of a pending retry, or -1: stop() cancels it rather than wait out the backoff. */
+  private volatile long retryTimer = -1;
+  private int loggedDecile;
+
+  public Reembedder(Vertx vertx, Pool pool, Embedder embedder) {
+    this(vertx, pool, embedder, DEFAULT_BATCH, FIRST_BACKOFF);
+  }
+
+  /** {@code firstBackoff} doubles on each retry of a failing batch. */
+  Reembedder(Vertx vertx, Pool pool, Embedder embedder, int batchSize, Duration firstBackoff) {
+    if (batchSize < 1) {
+      throw new IllegalArgumentException("re-embed batch size must be at least 1, got " + batchSize);
+    }
+    this.vertx = vertx;
+    this.pool = pool;
+    this.embedder = embedder;
+    this.batchSize = batchSize;
+    this.firstBackoff = firstBackoff;
+    this.status = new Status(Status.State.PENDING, embedder.modelName(), 0, 0, null);
+  }
+
+  public Status status() {
+    return status;
+  }
+
+  /**
+   * Starts the run; the future completes with its final status (DONE, STOPPED or FAILED) and never
+   * fails, since a failed run is reported, not thrown: search still works on what was re-embedded.
+   */
+  public Future<Status> run() {
+    if (!started.compareAndSet(false, true)) {
+      throw new IllegalStateException("a Reembedder runs once; create another to run again");
+    }
+    pool.preparedQuery(COUNT_STALE).execute(Tuple.of(embedder.modelName()))
+        .onSuccess(rows -> {
+          Map<String, Long> byModel = new TreeMap<>();
+          for (Row row : rows) {
+            byModel.put(row.getString("embedding_model"), row.getLong("n"));
+          }
+          long total = byModel.values().stream().mapToLong(Long::longValue).sum();
+          status = new Status(Status.State.RUNNING, embedder.modelName(), 0, total, null);
+          if (total > 0) {
+            LOG.info("re-embedding {} chunks with {} in batches of {} (recorded under {})", total,
+                embedder.modelName(), batchSize, byModel);
+          }
+          nextBatch(START, 1);
+        })
+        .onFailure(this::fail);
+    return finished.future();
+  }
+
+  /**
+   * Asks the run to end after the batch in flight (which is still written) and gives its final
+   * status. Before {@link #run()}, nothing will run.
+   */
+  public Future<Status> stop() {
+    stopRequested = true;
+    long timer = retryTimer;
+    if (started.compareAndSet(false, true) || (timer >= 0 && vertx.cancelTimer(timer))) {
+      end(Status.State.STOPPED, null);
+    }
+    return finished.future();
+  }
+
+  /** One step of the loop; each step is started by a callback, so the stack never grows. */
+  private void nextBatch(UUID after, int attempt) {
+    if (stopRequested) {
+      end(Status.State.STOPPED, null);
+      return;
+    }
+    pool.preparedQuery(NEXT_BATCH).execute(Tuple.of(embedder.modelName(), after, batchSize))
+        .compose(rows -> {
+          List<Row> batch = new ArrayList<>(rows.size());
+          rows.forEach(batch::add);
+          if (batch.isEmpty()) {
+            return Future.succeededFuture((UUID) null);
+          }
+          return embed(batch).compose(vectors -> write(batch, vectors))
+              .map(written -> {
+                progress(written);
+                return batch.getLast().getUUID("id");
+              });
+        })
+        .onSuccess(last -> {
+          if (last == null) {
+            end(Status.State.DONE, null);
+          } else {
+            nextBatch(last, 1);
+          }
+        })
+        .onFailure(err -> {
+          if (attempt >= ATTEMPTS || stopRequested) {
+            fail(err);
+            return;
+          }
+          long delay = firstBackoff.toMillis() << (attempt - 1);
+          LOG.warn("re-embedding batch after {} failed (attempt {} of {}), retrying in {} ms: {}",
+              after, attempt, ATTEMPTS, delay, err.toString());
+          long timer = vertx.setTimer(Math.max(1, delay), id -> {
+            retryTimer = -1;
+            nextBatch(after, attempt + 1);
+          });
+          retryTimer = timer;
+          // A stop() that came in before retryTimer was set could not cancel it.
+          if (stopRequested && vertx.cancelTimer(timer)) {
+            end(Status.State.STOPPED, null);
+          }
+        });
+  }
+
+  private Future<List<String>> embed(List<Row> batch) {
+    List<String> texts = new ArrayList<>(batch.size());
+    for (Row row : batch) {
+      texts.add(row.getString("content"));
+    }
+    // The embedder blocks (ONNX or HTTP); unordered so that searches are not queued behind it.
+    return vertx.executeBlocking(() -> {
+      List<float[]> vectors = embedder.embedPassages(texts);
+      if (vectors.size() != texts.size()) {
+        throw new IllegalStateException(embedder.modelName() + " returned " + vectors.size()
+            + " vectors for " + texts.size() + " passages");
+      }
+      List<String> literals = new ArrayList<>(vectors.size());
+      for (float[] v : vectors) {
+        if (v.length != embedder.dimensions()) {
+          throw new IllegalStateException(embedder.modelName() + " returned a vector of "
+              + v.length + " dimensions; it declares " + embedder.dimensions());
+        }
+        literals.add(IngestService.vectorLiteral(v));
+      }
+      return literals;
+    }, false);
+  }
+
+  private Future<Integer> write(List<Row> batch, List<String> vectors) {
+    UUID[] ids = new UUID[batch.size()];
+    String[] contentMd5 = new String[batch.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = batch.get(i).getUUID("id");
+      contentMd5[i] = batch.get(i).getString("content_md5");
+    }
+    Tuple args = Tuple.tuple()
+        .addString(embedder.modelName())
+        .addArrayOfUUID(ids)
+        .addArrayOfString(contentMd5)
+        .addArrayOfString(vectors.toArray(String[]::new));
+    return pool.preparedQuery(WRITE_BATCH).execute(args).map(rows -> rows.rowCount());
+  }
+
+  private void progress(int written) {
+    Status s = status;
+    long done = s.done() + written;
+    status = new Status(Status.State.RUNNING, s.model(), done, s.total(), null);
+    int decile = s.total() == 0 ? 10 : (int) Math.min(10, done * 10 / s.total());
+    if (decile > loggedDecile) {
+      loggedDecile = decile;
+      LOG.info("re-embedding: {}/{} chunks ({}%) with {}", done, s.total(),
+          s.total() == 0 ? 100 : done * 100 / s.total(), s.model());
+    }
+  }
+
+  private void fail(Throwable err) {
+    LOG.error("re-embedding with {} stopped after {} of {} chunks; the next start resumes it",
+        embedder.modelName(), status.done(), status.total(), err);
+    end(Status.State.FAILED, err.toString());
+  }
+
+  private void end(Status.State state, String error) {
+    Status s = status;
+    status = new Status(state, s.model(), s.done(), s.total(), error);
+    if (state == Status.State.DONE && s.total() > 0) {
+      LOG.info("re-embedding done: {} chunks rewritten with {}", s.done(), s.model());
+    } else if (state == Status.State.STOPPED && s.total() > s.done()) {
+      LOG.info("re-embedding stopped at {}/{} chunks; the next start resumes it", s.done(), s.total());
+    }
+    finished.tryComplete(status);
+  }
+}
