@@ -1,11 +1,14 @@
 package dev.quarry.ingest;
 
+import dev.quarry.ingest.StageTimes.Stage;
 import dev.quarry.ops.Config;
 import dev.quarry.search.Embedder;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.store.Sql;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -34,6 +37,7 @@ public final class IngestService {
   private final DocumentsFs documentsFs;
   private final Config config;
   private final Converters converters;
+  private final StageTimes stages = new StageTimes();
 
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
     this.vertx = vertx;
@@ -42,6 +46,11 @@ public final class IngestService {
     this.documentsFs = documentsFs;
     this.config = config;
     this.converters = new Converters(config.maxUploadBytes());
+  }
+
+  /** Where ingests spent their time so far, per stage (for benchmarks and diagnosis). */
+  public StageTimes stageTimes() {
+    return stages;
   }
 
   /** Fails with {@link IngestException} for bad input; nothing is stored then. */
@@ -74,11 +83,17 @@ public final class IngestService {
       long t0 = System.nanoTime();
       ConvertedDocument doc = converters.converter(sniffed.type()).convert(fileName, request.bytes());
       List<DocItem> items = withoutNul(doc.items());
+      long tConverted = System.nanoTime();
       Toc toc = TocBuilder.build(items);
+      long tToc = System.nanoTime();
       List<Chunk> chunks = Chunker.chunk(items, toc);
       long t1 = System.nanoTime();
       List<String> vectors = embed(chunks);
       long t2 = System.nanoTime();
+      stages.add(Stage.CONVERT, tConverted - t0);
+      stages.add(Stage.TOC, tToc - tConverted);
+      stages.add(Stage.CHUNK, t1 - tToc);
+      stages.add(Stage.EMBED, t2 - t1);
       LOG.info("{}: {} items, {} chunks; convert+chunk {} ms, embed {} ms", fileName, items.size(),
           chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
       String title = firstNonBlank(request.title(), doc.title(), fileName);
@@ -126,7 +141,9 @@ public final class IngestService {
   }
 
   private Future<IngestResult> write(Prepared p, int attempt) {
+    long t0 = System.nanoTime();
     return pool.withTransaction(conn -> writeIn(conn, p))
+        .onSuccess(r -> stages.add(Stage.TRANSACTION, System.nanoTime() - t0))
         .recover(err -> {
           boolean race = err instanceof LostRace
               || (err instanceof PgException pg && "23505".equals(pg.getSqlState()));
@@ -179,36 +196,50 @@ public final class IngestService {
   }
 
   private Future<Void> insertItemsAndChunks(SqlConnection conn, Prepared p, UUID id) {
-    List<Tuple> items = new ArrayList<>(p.items().size());
+    long t0 = System.nanoTime();
+    JsonArray items = new JsonArray(new ArrayList<>(p.items().size()));
     for (DocItem it : p.items()) {
       int pos = it.position();
-      items.add(Tuple.of(p.tenantId(), id, pos, it.selfRef(), it.label(), it.text())
-          .addArrayOfInteger(it.pageNumbers().toArray(Integer[]::new))
-          .addShort((short) it.headingLevel())
-          .addShort((short) it.treeDepth())
-          .addInteger(p.toc().sectionStart()[pos])
-          .addInteger(p.toc().sectionEnd()[pos]));
+      items.add(new JsonObject()
+          .put("position", pos)
+          .put("self_ref", it.selfRef())
+          .put("label", it.label())
+          .put("text", it.text())
+          .put("page_numbers", new JsonArray(List.copyOf(it.pageNumbers())))
+          .put("heading_level", it.headingLevel())
+          .put("tree_depth", it.treeDepth())
+          .put("section_start", p.toc().sectionStart()[pos])
+          .put("section_end", p.toc().sectionEnd()[pos]));
     }
-    List<Tuple> chunks = new ArrayList<>(p.chunks().size());
+    JsonArray chunks = new JsonArray(new ArrayList<>(p.chunks().size()));
     for (Chunk c : p.chunks()) {
-      chunks.add(Tuple.of(UUID.randomUUID(), p.tenantId(), id, c.ordinal(), c.itemStart(), c.itemEnd())
-          .addArrayOfString(c.headings().toArray(String[]::new))
-          .addString(c.content())
-          .addArrayOfInteger(c.pageNumbers().toArray(Integer[]::new))
-          .addArrayOfString(c.docItemRefs().toArray(String[]::new))
-          .addArrayOfString(c.labels().toArray(String[]::new))
-          .addString(embedder.modelName())
-          .addString(p.vectors().get(c.ordinal())));
+      chunks.add(new JsonObject()
+          .put("id", UUID.randomUUID().toString())
+          .put("ordinal", c.ordinal())
+          .put("item_start", c.itemStart())
+          .put("item_end", c.itemEnd())
+          .put("headings", new JsonArray(List.copyOf(c.headings())))
+          .put("content", c.content())
+          .put("page_numbers", new JsonArray(List.copyOf(c.pageNumbers())))
+          .put("doc_item_refs", new JsonArray(List.copyOf(c.docItemRefs())))
+          .put("labels", new JsonArray(List.copyOf(c.labels())))
+          .put("embedding", p.vectors().get(c.ordinal())));
     }
-    return batch(conn, Sql.INSERT_ITEM, items).compose(v -> batch(conn, Sql.INSERT_CHUNK, chunks));
-  }
-
-  /** One pipelined round of inserts (the client refuses an empty batch). */
-  private static Future<Void> batch(SqlConnection conn, String sql, List<Tuple> rows) {
-    if (rows.isEmpty()) {
-      return Future.succeededFuture();
-    }
-    return conn.preparedQuery(sql).executeBatch(rows).<Void>mapEmpty();
+    String itemRows = items.encode();
+    String chunkRows = chunks.encode();
+    long t1 = System.nanoTime();
+    stages.add(Stage.ENCODE_ROWS, t1 - t0);
+    Future<Void> itemsDone = p.items().isEmpty() ? Future.succeededFuture()
+        : conn.preparedQuery(Sql.INSERT_ITEMS).execute(Tuple.of(p.tenantId(), id, itemRows)).mapEmpty();
+    return itemsDone
+        .compose(v -> {
+          long t2 = System.nanoTime();
+          stages.add(Stage.INSERT_ITEMS, t2 - t1);
+          Future<Void> chunksDone = p.chunks().isEmpty() ? Future.succeededFuture()
+              : conn.preparedQuery(Sql.INSERT_CHUNKS)
+                  .execute(Tuple.of(p.tenantId(), id, embedder.modelName(), chunkRows)).mapEmpty();
+          return chunksDone.onSuccess(x -> stages.add(Stage.INSERT_CHUNKS, System.nanoTime() - t2));
+        });
   }
 
   /** The /documents cache follows the database; it can always be rebuilt, so a failure only logs. */
@@ -216,7 +247,9 @@ public final class IngestService {
     if (documentsFs == null || result.status() == IngestResult.Status.UNCHANGED) {
       return Future.succeededFuture(result);
     }
-    return documentsFs.sync(tenant)
+    long t0 = System.nanoTime();
+    return documentsFs.sync(tenant, result.documentId())
+        .onComplete(x -> stages.add(Stage.SYNC, System.nanoTime() - t0))
         .<IngestResult>map(path -> result)
         .otherwise(err -> {
           LOG.warn("ingested {} but syncing /documents of tenant {} failed: {}", result.documentId(),

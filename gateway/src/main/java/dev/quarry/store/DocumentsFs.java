@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -69,6 +70,21 @@ public final class DocumentsFs {
     synchronized (lastSync) {
       Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
       Future<Path> next = previous.transform(ignored -> syncNow(tenantId));
+      lastSync.put(tenantId, next);
+      return next;
+    }
+  }
+
+  /**
+   * Writes one document that was just created or replaced, without listing the tenant's others: an
+   * ingest changes only its own document, and checking every other one's files per ingest grows with
+   * the corpus. Ordered with the tenant's other syncs.
+   */
+  public Future<Path> sync(UUID tenantId, UUID documentId) {
+    synchronized (lastSync) {
+      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
+      Future<Path> next = previous.transform(ignored -> materialise(tenantId, documentId)
+          .map(v -> tenantDir(tenantId)));
       lastSync.put(tenantId, next);
       return next;
     }
@@ -139,8 +155,12 @@ public final class DocumentsFs {
 
   private Future<Void> materialise(UUID tenantId, UUID documentId) {
     Tuple key = Tuple.of(tenantId, documentId);
-    return pool.preparedQuery(Sql.GET_DOCUMENT_FILES).execute(key)
-        .compose(docRows -> pool.preparedQuery(Sql.LIST_ITEMS).execute(key).compose(itemRows -> {
+    // Two connections, so the document row and its items are read at the same time; a document
+    // replaced between the two reads is caught by the next sync (its marker would differ).
+    Future<RowSet<Row>> docQuery = pool.preparedQuery(Sql.GET_DOCUMENT_FILES).execute(key);
+    Future<RowSet<Row>> itemQuery = pool.preparedQuery(Sql.LIST_ITEMS).execute(key);
+    return Future.all(docQuery, itemQuery)
+        .compose(both -> docQuery.compose(docRows -> itemQuery.compose(itemRows -> {
           if (docRows.size() == 0) {
             return Future.<Void>succeededFuture(); // deleted since the listing; the next sync cleans up
           }
@@ -153,7 +173,7 @@ public final class DocumentsFs {
             write(tenantId, documentId, files);
             return null;
           }, false);
-        }));
+        })));
   }
 
   /** The four files of one document, rendered, plus its version marker. */
@@ -190,11 +210,15 @@ public final class DocumentsFs {
   /** Writes into a staging directory, then renames it into place: readers see old or new, whole. */
   private void write(UUID tenantId, UUID documentId, Rendered files) throws IOException {
     String name = documentId.toString();
+    Files.createDirectories(tenantDir(tenantId));
+    Files.createDirectories(stateDir(tenantId));
+    Files.createDirectories(stagingDir());
     Path staging = Files.createTempDirectory(stagingDir(), tenantId + "-" + name + "-");
-    writeAtomically(staging.resolve("metadata.json"), files.metadata());
-    writeAtomically(staging.resolve("content.txt"), files.content());
-    writeAtomically(staging.resolve("items.jsonl"), files.items());
-    writeAtomically(staging.resolve("toc.json"), files.toc());
+    // Nobody reads the staging directory, so its files need no rename of their own.
+    Files.writeString(staging.resolve("metadata.json"), files.metadata(), StandardCharsets.UTF_8);
+    Files.writeString(staging.resolve("content.txt"), files.content(), StandardCharsets.UTF_8);
+    Files.writeString(staging.resolve("items.jsonl"), files.items(), StandardCharsets.UTF_8);
+    Files.writeString(staging.resolve("toc.json"), files.toc(), StandardCharsets.UTF_8);
     Path target = tenantDir(tenantId).resolve(name);
     if (Files.exists(target)) {
       // POSIX rename cannot swap two directories, so the old one steps aside first; a reader may

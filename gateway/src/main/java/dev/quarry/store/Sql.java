@@ -66,13 +66,28 @@ public final class Sql {
 
   public static final String DELETE_ITEMS = "DELETE FROM items WHERE tenant_id = $1 AND document_id = $2";
 
-  public static final String INSERT_ITEM = "INSERT INTO items (tenant_id, document_id, position,"
+  /**
+   * All of a document's items in one statement: one JSON array of row objects (JSON arrays become
+   * the array columns), so the statement-level triggers fire once per document, not once per row.
+   */
+  public static final String INSERT_ITEMS = "INSERT INTO items (tenant_id, document_id, position,"
       + " self_ref, label, text, page_numbers, heading_level, tree_depth, section_start, section_end)"
-      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+      + " SELECT $1, $2, r.position, r.self_ref, r.label, r.text, r.page_numbers, r.heading_level,"
+      + " r.tree_depth, r.section_start, r.section_end"
+      + " FROM json_to_recordset($3::text::json) AS r(position integer, self_ref text, label text,"
+      + " text text, page_numbers integer[], heading_level smallint, tree_depth smallint,"
+      + " section_start integer, section_end integer)";
 
-  /** The vector travels as pgvector's text form {@code [x,y,…]}; the client has no vector codec. */
-  public static final String INSERT_CHUNK = "INSERT INTO chunks (id, tenant_id, document_id, ordinal,"
+  /**
+   * All of a document's chunks in one statement, so chunk_terms is filled by one INSERT … SELECT
+   * (V5). The vector travels as pgvector's text form {@code [x,y,…]}; the client has no vector codec.
+   */
+  public static final String INSERT_CHUNKS = "INSERT INTO chunks (id, tenant_id, document_id, ordinal,"
       + " item_start, item_end, headings, content, page_numbers, doc_item_refs, labels,"
       + " embedding_model, embedding)"
-      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::vector)";
+      + " SELECT r.id, $1, $2, r.ordinal, r.item_start, r.item_end, r.headings, r.content,"
+      + " r.page_numbers, r.doc_item_refs, r.labels, $3, r.embedding::vector"
+      + " FROM json_to_recordset($4::text::json) AS r(id uuid, ordinal integer, item_start integer,"
+      + " item_end integer, headings text[], content text, page_numbers integer[],"
+      + " doc_item_refs text[], labels text[], embedding text)";
 }

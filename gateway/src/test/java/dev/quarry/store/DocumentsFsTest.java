@@ -93,6 +93,32 @@ class DocumentsFsTest {
   }
 
   @Test
+  @DisplayName("a one-document sync writes that document whole and leaves the others' files alone")
+  void oneDocumentSync() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult first = add(tenant, "first.md", MARKDOWN);
+    await(fs.sync(tenant));
+    Path firstDir = fs.tenantDir(tenant).resolve(first.documentId().toString());
+    Map<Path, FileTime> before = mtimes(firstDir);
+    IngestResult second = add(tenant, "second.md", MARKDOWN + "\nAlso oil the springs.\n");
+
+    Path tenantDir = await(fs.sync(tenant, second.documentId()));
+
+    Path dir = tenantDir.resolve(second.documentId().toString());
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString()).toList())
+          .containsExactlyInAnyOrder("metadata.json", "content.txt", "items.jsonl", "toc.json");
+    }
+    assertThat(Files.readString(dir.resolve("content.txt"))).endsWith("Also oil the springs.");
+    assertThat(Files.readAllLines(dir.resolve("items.jsonl"))).hasSize(second.itemCount());
+    assertThat(mtimes(firstDir)).isEqualTo(before);
+    // The full sync afterwards finds the document up to date (its marker was recorded).
+    Map<Path, FileTime> written = mtimes(dir);
+    await(fs.sync(tenant));
+    assertThat(mtimes(dir)).isEqualTo(written);
+  }
+
+  @Test
   @DisplayName("writes exactly the four CONTRACT files, which parse back to the database's content")
   void filesPerContract() throws Exception {
     UUID tenant = newTenant(db);
