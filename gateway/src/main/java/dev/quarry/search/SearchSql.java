@@ -95,16 +95,23 @@ final class SearchSql {
           ORDER BY score DESC, t.chunk_id
           LIMIT :pool
         ),
+        pool AS (
+          SELECT array_agg(chunk_id) AS ids FROM essential
+        ),
+        rest AS (
+          SELECT t.chunk_id, sum(%BM25%) AS score
+          FROM term_role i
+          CROSS JOIN pool p
+          JOIN chunk_terms t
+            ON t.tenant_id = :tenant AND t.term = i.term AND t.chunk_id = ANY(p.ids)
+          CROSS JOIN stats s
+          WHERE NOT i.essential
+          GROUP BY t.chunk_id
+        ),
         fts AS (
-          SELECT e.chunk_id, e.score + coalesce(rest.score, 0) AS score
+          SELECT e.chunk_id, e.score + coalesce(r.score, 0) AS score
           FROM essential e
-          CROSS JOIN LATERAL (
-            SELECT sum(%BM25%) AS score
-            FROM term_role i
-            JOIN chunk_terms t
-              ON t.tenant_id = :tenant AND t.term = i.term AND t.chunk_id = e.chunk_id
-            CROSS JOIN stats s
-            WHERE NOT i.essential) rest
+          LEFT JOIN rest r ON r.chunk_id = e.chunk_id
           ORDER BY score DESC, e.chunk_id
           LIMIT :candidates
         ),
