@@ -35,6 +35,11 @@ public final class BenchDatabase implements AutoCloseable {
     return db;
   }
 
+  /** A database that already exists under {@code config}; closing it leaves it in place. */
+  public static BenchDatabase kept(Config config) {
+    return new BenchDatabase(config, config, true);
+  }
+
   public Config config() {
     return config;
   }

@@ -49,7 +49,10 @@ public final class LatencyBench {
         %d queries (all Vaswani and Cranfield queries), one at a time, each measured once after a
         warm-up pass over all of them; limit %d. Quarry: `POST /v1/search` over HTTP to a gateway
         started in process (`dev.quarry.ops.Gateway`, port 0), timed at the client: query embedding
-        with bge-small-en-v1.5-q, the SQL and context expansion included. LangChain4j:
+        with bge-small-en-v1.5-q, the SQL and context expansion included. The gateway keeps the
+        vectors of recent queries; "query embedded" sends each query with a trailing space (same
+        terms, same vector, but a cache miss), "repeated query" sends it as in the warm-up pass.
+        The targets are judged on "query embedded". The database is vacuumed after loading. LangChain4j:
         `PgVectorEmbeddingStore.search` in HYBRID mode (text search config `english`, ivfflat index
         with lists = rows/1000, rebuilt after loading, default probes), timed as embedding the query
         with the same model plus the store's search, so both sides do the same work.
@@ -64,10 +67,12 @@ public final class LatencyBench {
     for (Corpus corpus : List.of(new Corpus("Vaswani (" + vaswaniIds.size() + " chunks)", vaswaniIds, vaswaniTexts, vv.docs()),
         new Corpus(String.format(Locale.ROOT, "synthetic %,d chunks", SYNTHETIC_SIZE), big.ids(), big.texts(), big.vectors()))) {
       System.out.println("latency: " + corpus.name());
-      Percentiles quarry = quarryHttp(corpus, queries);
+      Percentiles[] quarryRuns = quarryHttp(corpus, queries);
+      Percentiles quarry = quarryRuns[1];
       Percentiles[] lc4j = langChain(corpus, queries);
       md.append("### ").append(corpus.name()).append("\n\n").append(Percentiles.header()).append('\n')
-          .append(quarry.row("Quarry POST /v1/search (HTTP, end to end)")).append('\n')
+          .append(quarry.row("Quarry POST /v1/search (HTTP, end to end, query embedded)")).append('\n')
+          .append(quarryRuns[0].row("Quarry POST /v1/search (HTTP, end to end, repeated query: vector cached)")).append('\n')
           .append(lc4j[0].row("LangChain4j HYBRID: embed query + store.search")).append('\n')
           .append(lc4j[1].row("LangChain4j HYBRID: store.search alone")).append("\n\n");
       if (corpus.ids().size() == SYNTHETIC_SIZE) {
@@ -85,13 +90,15 @@ public final class LatencyBench {
 
   private record Corpus(String name, List<String> ids, List<String> texts, List<float[]> vectors) {}
 
-  private Percentiles quarryHttp(Corpus corpus, List<String> queries) throws Exception {
+  /** [0]: query vector cached (a repeated query); [1]: query embedded (a new query). */
+  private Percentiles[] quarryHttp(Corpus corpus, List<String> queries) throws Exception {
     try (BenchDatabase db = BenchDatabase.fresh("latency_quarry", true)) {
       long t0 = System.nanoTime();
       QuarryCorpus.load(db, Tenants.DEFAULT, model.modelName(), corpus.ids(), corpus.texts(), corpus.vectors());
       try (QuarryStack stack = new QuarryStack(db.config(), model)) {
         // prepare() in the constructor builds the HNSW index; the gateway then finds it in place.
       }
+      vacuum(db);
       System.out.printf("  quarry: loaded and indexed in %.1fs%n", (System.nanoTime() - t0) / 1e9);
       Config config = db.config().withHttpPort(0).withDataDir(paths.work().resolve("gateway-data"));
       Vertx vertx = Vertx.vertx();
@@ -102,19 +109,38 @@ public final class LatencyBench {
         for (String q : queries) {
           post(client, gateway.port(), q);
         }
-        double[] millis = new double[queries.size()];
-        for (int i = 0; i < queries.size(); i++) {
-          long start = System.nanoTime();
-          post(client, gateway.port(), queries.get(i));
-          millis[i] = (System.nanoTime() - start) / 1e6;
+        // The warm-up pass leaves every query's vector in the gateway's cache of recent queries, so
+        // the first measured pass shows a repeated query. The second sends each query with a
+        // trailing space: the same terms and the same vector (the tokenizer drops it), but a cache
+        // miss, so the model runs as it does for a new query.
+        Percentiles[] p = new Percentiles[2];
+        for (int pass = 0; pass < 2; pass++) {
+          double[] millis = new double[queries.size()];
+          for (int i = 0; i < queries.size(); i++) {
+            String q = pass == 0 ? queries.get(i) : queries.get(i) + " ";
+            long start = System.nanoTime();
+            post(client, gateway.port(), q);
+            millis[i] = (System.nanoTime() - start) / 1e6;
+          }
+          p[pass] = Percentiles.of(millis);
         }
         client.close();
-        Percentiles p = Percentiles.of(millis);
-        System.out.printf(Locale.ROOT, "  quarry http: p50 %.1f ms, p95 %.1f ms%n", p.p50(), p.p95());
+        System.out.printf(Locale.ROOT, "  quarry http: p50 %.1f ms, p95 %.1f ms (query embedded: p50 %.1f ms, p95 %.1f ms)%n",
+            p[0].p50(), p[0].p95(), p[1].p50(), p[1].p95());
         return p;
       } finally {
         await(vertx.close());
       }
+    }
+  }
+
+  /**
+   * What autovacuum does to a freshly loaded table soon after, done before measuring: sets the
+   * visibility map, without which every index-only scan of chunk_terms visits the heap.
+   */
+  private static void vacuum(BenchDatabase db) throws java.sql.SQLException {
+    try (java.sql.Connection c = db.jdbc(); java.sql.Statement s = c.createStatement()) {
+      s.execute("VACUUM (ANALYZE) documents, items, chunks, chunk_terms, term_stats");
     }
   }
 

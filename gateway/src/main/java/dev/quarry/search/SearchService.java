@@ -30,14 +30,40 @@ public final class SearchService {
    */
   static final int CANDIDATES = 100;
 
+  /**
+   * Postings that full-text scoring reads in full. Query terms are taken rarest first while their
+   * document frequencies add up to this; the remaining (common, low-idf) terms are only looked up
+   * for the best {@link #POOL_FACTOR} x candidates of the rare ones, instead of being summed over
+   * every chunk that holds them (at 100k chunks a common term has 15-30k postings). When all of a
+   * query's postings fit, the ranking is exact BM25. The rarest term is always read in full.
+   */
+  static final int POSTING_BUDGET = 10_000;
+
+  /** How many of the rare terms' best chunks get the common terms added, per candidate wanted. */
+  static final int POOL_FACTOR = 3;
+
+  /** Recent query vectors kept; at 384 floats each, 1024 of them take about 1.6 MB. */
+  static final int QUERY_VECTORS_CACHED = 1024;
+
   private final Vertx vertx;
   private final Pool pool;
   private final Embedder embedder;
   private final Config config;
   private final SearchSql sql;
   private final ContextExpander expander;
+  private final int postingBudget;
+  private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
+    this(vertx, pool, embedder, config, POSTING_BUDGET);
+  }
+
+  /** With another posting budget: tests use a small one to exercise the pruned path. */
+  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget) {
+    if (postingBudget < 0) {
+      throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
+    }
+    this.postingBudget = postingBudget;
     this.vertx = vertx;
     this.pool = pool;
     this.embedder = embedder;
@@ -142,8 +168,12 @@ public final class SearchService {
   }
 
   private Future<float[]> embed(String query) {
+    float[] cached = queryVectors.peek(query);
+    if (cached != null) {
+      return Future.succeededFuture(cached);
+    }
     // The embedder blocks (ONNX or HTTP); unordered so concurrent searches embed in parallel.
-    return vertx.executeBlocking(() -> embedder.embedQuery(query), false);
+    return vertx.executeBlocking(() -> queryVectors.get(query, embedder::embedQuery), false);
   }
 
   /** Everything a statement may bind; each statement takes the ones it names. */
@@ -163,6 +193,8 @@ public final class SearchService {
         case QUERY -> tuple.addString(args.query());
         case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
         case SCOPE -> tuple.addValue(args.scope());
+        case POSTINGS -> tuple.addInteger(postingBudget);
+        case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());
@@ -171,8 +203,10 @@ public final class SearchService {
     // hnsw.ef_search bounds what one scan pass returns; pgvector allows 1..1000.
     int efSearch = Math.min(1000, Math.max(40, args.candidates()));
     return pool.withConnection(conn -> {
+      // jit off: the plan's cost estimate grows with the corpus past jit_above_cost, and compiling
+      // the expressions then takes longer (tens of ms) than running the whole statement.
       Future<?> begin = conn.query("BEGIN; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-          + "SET LOCAL hnsw.ef_search = " + efSearch).execute();
+          + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off").execute();
       Future<RowSet<Row>> rows = conn.preparedQuery(statement.sql()).execute(tuple);
       Future<?> commit = conn.query("COMMIT").execute();
       return Future.all(begin, rows, commit).map(done -> rows.result());

@@ -33,7 +33,7 @@ final class SearchSql {
 
   /** A statement's bind parameters, by name. */
   enum Param {
-    TENANT, QUERY, VECTOR, SCOPE, CANDIDATES, FUSED, BUDGET
+    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET
   }
 
   /** SQL text with $n placeholders, and what each $n stands for. */
@@ -73,31 +73,55 @@ final class SearchSql {
           SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', :query::text))
         ),
         term_idf AS (
-          SELECT q.term, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+          SELECT q.term, d.df::float8 AS df, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
           FROM query_terms q
           CROSS JOIN stats s
-          CROSS JOIN LATERAL (
-            SELECT count(*)::float8 AS df FROM chunk_terms t
-            WHERE t.tenant_id = :tenant AND t.term = q.term) d
+          JOIN term_stats d ON d.tenant_id = :tenant AND d.term = q.term
           WHERE d.df > 0
         ),
-        fts AS (
-          SELECT t.chunk_id,
-                 sum(i.idf * t.tf * (%K1% + 1)
-                     / (t.tf + %K1% * (1 - %B% + %B% * t.token_count / s.avgdl))) AS score
+        term_role AS (
+          SELECT i.*,
+                 sum(i.df) OVER (ORDER BY i.df, i.term) <= :postings
+                   OR row_number() OVER (ORDER BY i.df, i.term) = 1 AS essential
           FROM term_idf i
+        ),
+        essential AS (
+          SELECT t.chunk_id, sum(%BM25%) AS score
+          FROM term_role i
           JOIN chunk_terms t ON t.tenant_id = :tenant AND t.term = i.term
           CROSS JOIN stats s
-          WHERE %SCOPE_T%
+          WHERE i.essential AND %SCOPE_T%
           GROUP BY t.chunk_id
           ORDER BY score DESC, t.chunk_id
+          LIMIT :pool
+        ),
+        pool AS (
+          SELECT array_agg(chunk_id) AS ids FROM essential
+        ),
+        rest AS (
+          SELECT t.chunk_id, sum(%BM25%) AS score
+          FROM term_role i
+          CROSS JOIN pool p
+          JOIN chunk_terms t
+            ON t.tenant_id = :tenant AND t.term = i.term AND t.chunk_id = ANY(p.ids)
+          CROSS JOIN stats s
+          WHERE NOT i.essential
+          GROUP BY t.chunk_id
+        ),
+        fts AS (
+          SELECT e.chunk_id, e.score + coalesce(r.score, 0) AS score
+          FROM essential e
+          LEFT JOIN rest r ON r.chunk_id = e.chunk_id
+          ORDER BY score DESC, e.chunk_id
           LIMIT :candidates
         ),
         fts_ranked AS (
           SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank FROM fts
         )"""
-        .replace("%K1%", Double.toString(K1))
-        .replace("%B%", Double.toString(B))
+        .replace("%BM25%", "i.idf * t.tf * (%K1% + 1)"
+            + " / (t.tf + %K1% * (1 - %B% + %B% * t.token_count / s.avgdl))")
+        .replace("%K1%", Double.toString(K1) + "::float8")
+        .replace("%B%", Double.toString(B) + "::float8")
         .replace("%SCOPE_T%", scope.formatted("t.document_id"));
 
     // MATERIALIZED, then ranked again by distance: with iterative scans in relaxed order the index
