@@ -20,6 +20,8 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
@@ -129,6 +131,7 @@ public final class ApiRoutes {
     UUID tenant = tenant(ctx);
     ingestRequest(ctx)
         .compose(request -> ingestService.ingest(tenant, request))
+        .eventually(() -> discardUploads(ctx))
         .onSuccess(result -> replyJson(ctx,
             result.status() == IngestResult.Status.UNCHANGED ? 200 : 201, WireFormat.ingested(result)))
         .onFailure(ctx::fail);
@@ -227,7 +230,23 @@ public final class ApiRoutes {
       ctx.request().connection().close();
       return;
     }
-    replyJson(ctx, error.status(), WireFormat.error(error));
+    discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), WireFormat.error(error)));
+  }
+
+  /**
+   * Deletes the request's uploaded files before the reply goes out, so that no client ever sees a
+   * reply while its upload still sits on disk. (The body handler deletes them at the end of the
+   * request too, for paths that never reach a handler; a file already gone is fine.)
+   */
+  private Future<Void> discardUploads(RoutingContext ctx) {
+    List<Future<Void>> deletions = new ArrayList<>();
+    for (FileUpload upload : ctx.fileUploads()) {
+      String file = upload.uploadedFileName();
+      deletions.add(vertx.fileSystem().exists(file)
+          .compose(exists -> exists ? vertx.fileSystem().delete(file) : Future.succeededFuture())
+          .otherwiseEmpty());
+    }
+    return Future.join(deletions).mapEmpty();
   }
 
   private ApiError toApiError(RoutingContext ctx) {
