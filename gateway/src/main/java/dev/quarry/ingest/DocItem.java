@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.util.List;
 
 /**
@@ -26,6 +28,18 @@ public record DocItem(
 
   public DocItem {
     pageNumbers = List.copyOf(pageNumbers);
+  }
+
+  /** The item as a line of items.jsonl: exactly CONTRACT.md's fields, snake_case. */
+  public JsonObject toJson() {
+    return new JsonObject()
+        .put("position", position)
+        .put("self_ref", selfRef)
+        .put("label", label)
+        .put("text", text)
+        .put("page_numbers", new JsonArray(List.copyOf(pageNumbers)))
+        .put("heading_level", headingLevel)
+        .put("tree_depth", treeDepth);
   }
 
   public boolean isHeader() {

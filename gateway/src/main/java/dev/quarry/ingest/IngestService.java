@@ -200,14 +200,7 @@ public final class IngestService {
     JsonArray items = new JsonArray(new ArrayList<>(p.items().size()));
     for (DocItem it : p.items()) {
       int pos = it.position();
-      items.add(new JsonObject()
-          .put("position", pos)
-          .put("self_ref", it.selfRef())
-          .put("label", it.label())
-          .put("text", it.text())
-          .put("page_numbers", new JsonArray(List.copyOf(it.pageNumbers())))
-          .put("heading_level", it.headingLevel())
-          .put("tree_depth", it.treeDepth())
+      items.add(it.toJson()
           .put("section_start", p.toc().sectionStart()[pos])
           .put("section_end", p.toc().sectionEnd()[pos]));
     }

@@ -3,7 +3,6 @@ package dev.quarry.store;
 import dev.quarry.ingest.DocItem;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -193,16 +192,7 @@ public final class DocumentsFs {
   public static String itemsJsonl(List<DocItem> items) {
     StringBuilder sb = new StringBuilder();
     for (DocItem it : items) {
-      sb.append(new JsonObject()
-              .put("position", it.position())
-              .put("self_ref", it.selfRef())
-              .put("label", it.label())
-              .put("text", it.text())
-              .put("page_numbers", new JsonArray(List.copyOf(it.pageNumbers())))
-              .put("heading_level", it.headingLevel())
-              .put("tree_depth", it.treeDepth())
-              .encode())
-          .append('\n');
+      sb.append(it.toJson().encode()).append('\n');
     }
     return sb.toString();
   }
