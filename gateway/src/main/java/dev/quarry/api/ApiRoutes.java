@@ -241,10 +241,7 @@ public final class ApiRoutes {
   private Future<Void> discardUploads(RoutingContext ctx) {
     List<Future<Void>> deletions = new ArrayList<>();
     for (FileUpload upload : ctx.fileUploads()) {
-      String file = upload.uploadedFileName();
-      deletions.add(vertx.fileSystem().exists(file)
-          .compose(exists -> exists ? vertx.fileSystem().delete(file) : Future.succeededFuture())
-          .otherwiseEmpty());
+      deletions.add(vertx.fileSystem().delete(upload.uploadedFileName()).otherwiseEmpty());
     }
     return Future.join(deletions).mapEmpty();
   }
