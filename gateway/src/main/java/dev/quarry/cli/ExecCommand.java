@@ -86,20 +86,20 @@ final class ExecCommand implements Callable<Integer> {
       out.println(r.toString());
       out.flush();
     }
+    if (!json && !r.path("stdout").asText().isEmpty() && !r.path("stdout").asText().endsWith("\n")) {
+      // The REPL value has no newline of its own; the shell prompt should not follow it on its line.
+      out.println();
+      out.flush();
+    }
     if (r.path("success").asBoolean(false)) {
       return 0;
     }
     JsonNode error = r.path("error");
     if (!json && error.isObject()) {
-      if (!r.path("stdout").asText().isEmpty() && !r.path("stdout").asText().endsWith("\n")) {
-        out.println();
-        out.flush();
-      }
       String traceback = error.path("traceback").asText("");
-      if (!traceback.isEmpty()) {
-        err.println(traceback.stripTrailing());
-      }
-      err.println(error.path("type").asText() + ": " + error.path("message").asText());
+      // A traceback ends with the "Type: message" line already.
+      err.println(!traceback.isEmpty() ? traceback.stripTrailing()
+          : error.path("type").asText() + ": " + error.path("message").asText());
       err.flush();
     }
     return 1;
