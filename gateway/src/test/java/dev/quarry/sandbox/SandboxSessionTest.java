@@ -258,6 +258,43 @@ class SandboxSessionTest {
     }
   }
 
+  @Test
+  @DisplayName("kills the sandbox of a cell that ignores a cancel: Cancelled, and nothing left")
+  void cancelIgnored() throws Exception {
+    SandboxSession s = open();
+    Promise<Void> running = Promise.promise();
+    Future<CellOutcome> cell = s.execute("await list_documents()\n" + UNINTERRUPTIBLE, wall(60_000),
+        new CellListener() {
+          @Override
+          public void callback(CallbackKind kind, String argumentsJson) {
+            running.tryComplete();
+          }
+        });
+    await(running.future());
+    s.cancel();
+    CellOutcome out = await(cell);
+    assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_CANCELLED);
+    assertThat(out.error().type()).isEqualTo("Cancelled");
+    await(s.close());
+  }
+
+  @Test
+  @DisplayName("cuts output at max_output_chars and says so; refuses limits above the maximums")
+  void outputLimit() throws Exception {
+    SandboxSession s = open();
+    try {
+      CellOutcome out = await(s.execute("print('x' * 5000)", new CellOptions(10_000, 200, List.of()), null));
+      assertThat(out.success()).isTrue();
+      assertThat(out.truncated()).isTrue();
+      assertThat(out.stdout().length()).isLessThan(1_000);
+      assertThatThrownBy(() -> await(s.execute("1", new CellOptions(10_000, 10_000_000, List.of()), null)))
+          .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("max_output_chars");
+    } finally {
+      await(s.close());
+    }
+  }
+
   private static String containerOf(SandboxSession s) {
     return sf.fx.docker.listContainersCmd()
         .withLabelFilter(java.util.Map.of(ContainerLauncher.LABEL_SANDBOX_ID, s.id())).exec().get(0).getId();
