@@ -80,6 +80,28 @@ class SandboxSessionTest {
   }
 
   @Test
+  @DisplayName("serves each sandbox on a socket in its own run directory that only its user can open")
+  void socketOwnership() throws Exception {
+    SandboxSession s = open();
+    try {
+      Path socket = sf.fx.runRoot.resolve(sf.fx.gatewayId).resolve(s.id()).resolve(ContainerLauncher.SOCKET_NAME);
+      assertThat(java.nio.file.Files.exists(socket)).isTrue();
+      boolean root = (int) java.nio.file.Files.getAttribute(Path.of("/proc/self"), "unix:uid") == 0;
+      if (root) {
+        // The image's user is 10001: the socket is given to it, and nobody else may connect.
+        assertThat(java.nio.file.Files.getAttribute(socket, "unix:uid")).isEqualTo(10001);
+        assertThat(java.nio.file.Files.getPosixFilePermissions(socket))
+            .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+      } else {
+        assertThat(java.nio.file.Files.getPosixFilePermissions(socket))
+            .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+      }
+    } finally {
+      await(s.close());
+    }
+  }
+
+  @Test
   @DisplayName("keeps variables from cell to cell of one session, never into another session")
   void variablesPerSession() throws Exception {
     SandboxSession a = open();
