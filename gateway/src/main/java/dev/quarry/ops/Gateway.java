@@ -1,8 +1,10 @@
 package dev.quarry.ops;
 
+import com.github.dockerjava.api.DockerClient;
 import dev.quarry.api.ApiRoutes;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
+import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
@@ -11,50 +13,95 @@ import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.VertxPrometheusOptions;
 import io.vertx.sqlclient.Pool;
+import java.io.IOException;
 import java.nio.file.Files;
+import java.util.EnumSet;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The composition root: migrates the database, builds the services and serves the API. Nothing
- * takes traffic before the schema is current.
+ * takes traffic before the schema is current. Stopping it drains ({@link Lifecycle}) first.
  */
 public final class Gateway extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
-  /** How long in-flight requests get to finish on shutdown. */
+  /** How long in-flight requests get to finish on shutdown, once long-running work has drained. */
   private static final long DRAIN_SECONDS = 10;
 
   private final Config config;
+  private final OpsSettings ops;
+  private final QuarryMetrics metrics;
   private Pool pool;
   private HttpServer server;
+  private DockerClient docker;
   private Reembedder reembedder;
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
+  private Lifecycle lifecycle;
+  private Readiness readiness;
+  private int schemaVersion;
 
   public Gateway(Config config) {
+    this(config, OpsSettings.DEFAULTS, new QuarryMetrics());
+  }
+
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics) {
     this.config = config;
+    this.ops = ops;
+    this.metrics = metrics;
+  }
+
+  /**
+   * A Vert.x that reports its HTTP server and client and its pools into {@code metrics}' registry.
+   * Labels are bounded: the route pattern, never the path (which holds ids).
+   */
+  public static Vertx vertx(QuarryMetrics metrics) {
+    MicrometerMetricsOptions options = new MicrometerMetricsOptions()
+        .setEnabled(true)
+        .setJvmMetricsEnabled(false)
+        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE,
+            Label.POOL_TYPE, Label.POOL_NAME, Label.NAMESPACE))
+        .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true).setPublishQuantiles(true));
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(options))
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
   }
 
   @Override
   public Future<?> start() {
+    lifecycle = new Lifecycle(vertx);
+    readiness = new Readiness(vertx);
     return vertx.executeBlocking(this::prepare)
         .compose(embedder -> {
           pool = Database.pool(vertx, config);
+          docker = ContainerLauncher.connect(ops.dockerHost());
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
-          SearchService search = new SearchService(vertx, pool, embedder, config);
+          SearchService search = new SearchService(vertx, pool, embedder, config, metrics);
           reembedder = new Reembedder(vertx, pool, embedder);
+          addReadinessChecks();
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
-              new IngestService(vertx, pool, embedder, documentsFs, config),
+              new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
               new DocumentStore(pool, documentsFs),
-              search, reembedder::status);
+              search);
+          Router router = routes.router();
+          new OpsRoutes(readiness, lifecycle, metrics).mount(router);
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start).
           return search.prepare()
-              .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
-                  .listen(config.httpPort()))
+              .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
               .map(listening -> {
                 reembedding = reembedder.run();
                 return listening;
@@ -67,16 +114,59 @@ public final class Gateway extends VerticleBase {
   }
 
   /** The blocking part of start-up: schema, directories, the embedding model (loaded or probed). */
-  private Embedder prepare() throws Exception {
-    Database.migrate(config);
+  private Embedder prepare() throws IOException {
+    schemaVersion = Database.migrate(config);
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
     return Embedders.fromConfig(config);
   }
 
+  private void addReadinessChecks() {
+    readiness.add("database", () -> pool.query("SELECT 1").execute().map("reachable"));
+    readiness.add("migrations", () -> pool
+        .query("SELECT max(version::int) AS version FROM flyway_schema_history WHERE success")
+        .execute()
+        .map(rows -> {
+          Integer applied = rows.iterator().next().getInteger("version");
+          if (applied == null || applied < schemaVersion) {
+            throw new IllegalStateException("schema version " + applied + ", this gateway needs " + schemaVersion);
+          }
+          return "schema version " + applied;
+        }));
+    readiness.add("docker", () -> vertx.executeBlocking(() -> {
+      docker.pingCmd().exec();
+      return "reachable at " + ops.dockerHost();
+    }, false));
+    readiness.info("schema_version", () -> schemaVersion);
+    readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
+  }
+
+  private static JsonObject reembeddingJson(Reembedder.Status s) {
+    JsonObject json = new JsonObject()
+        .put("state", s.state().name().toLowerCase(Locale.ROOT))
+        .put("model", s.model())
+        .put("done", s.done())
+        .put("total", s.total());
+    return s.error() == null ? json : json.put("error", s.error());
+  }
+
   /** The port actually bound (differs from the configured one when that is 0). */
   public int port() {
     return server.actualPort();
+  }
+
+  /** Where long-running work registers, so that a shutdown drains it. */
+  public Lifecycle lifecycle() {
+    return lifecycle;
+  }
+
+  /** Where parts add their readiness checks (the agent: its model endpoint). */
+  public Readiness readiness() {
+    return readiness;
+  }
+
+  public QuarryMetrics metrics() {
+    return metrics;
   }
 
   /**
@@ -89,12 +179,27 @@ public final class Gateway extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    // The re-embed ends after its batch in flight, while the server drains.
-    Future<?> reembedStopped = reembedder == null ? Future.succeededFuture() : reembedder.stop();
-    Future<Void> serverClosed = server == null
-        ? Future.succeededFuture()
-        : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
-    return Future.join(reembedStopped, serverClosed)
-        .eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+    Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
+    return drained.eventually(() -> {
+      // The re-embed ends after its batch in flight, while the server drains.
+      Future<?> reembedStopped = reembedder == null ? Future.succeededFuture() : reembedder.stop();
+      Future<Void> serverClosed = server == null
+          ? Future.succeededFuture()
+          : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
+      return Future.join(reembedStopped, serverClosed);
+    }).eventually(() -> {
+      closeDocker();
+      return pool == null ? Future.succeededFuture() : pool.close();
+    });
+  }
+
+  private void closeDocker() {
+    if (docker != null) {
+      try {
+        docker.close();
+      } catch (IOException e) {
+        log.warn("closing the Docker client failed: {}", e.getMessage());
+      }
+    }
   }
 }
