@@ -46,6 +46,7 @@ public final class QuarryMetrics {
   private final AtomicInteger sandboxesActive = new AtomicInteger();
   private final AtomicInteger analysesRunning = new AtomicInteger();
   private final AtomicReference<IntSupplier> warmPoolReady = new AtomicReference<>(() -> 0);
+  private boolean registered;
 
   public QuarryMetrics() {
     this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
@@ -53,6 +54,18 @@ public final class QuarryMetrics {
 
   public QuarryMetrics(PrometheusMeterRegistry registry) {
     this.registry = registry;
+  }
+
+  /**
+   * Binds the JVM meters and registers Quarry's series at zero, so that dashboards and alerts see
+   * zeros rather than no series at all. Done at the first scrape, not in the constructor: Vert.x
+   * adds its meter filters to the registry when it starts, and filters must come before meters.
+   */
+  private synchronized void registerOnce() {
+    if (registered) {
+      return;
+    }
+    registered = true;
     new JvmMemoryMetrics().bindTo(registry);
     new JvmGcMetrics().bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
@@ -65,7 +78,6 @@ public final class QuarryMetrics {
     Gauge.builder("quarry_analyses_running", analysesRunning, AtomicInteger::get)
         .description("Analyses currently running on this gateway")
         .register(registry);
-    // Registered up front so that dashboards and alerts see zeros rather than no series at all.
     // The label values chosen are the ones the rules and dashboard query.
     for (String status : new String[] {"created", "replaced", "unchanged"}) {
       ingestDocuments(status);
@@ -102,6 +114,7 @@ public final class QuarryMetrics {
 
   /** The Prometheus text exposition, for {@code GET /metrics}. */
   public String scrape() {
+    registerOnce();
     return registry.scrape();
   }
 
@@ -153,7 +166,7 @@ public final class QuarryMetrics {
 
   private DistributionSummary searchResults() {
     return DistributionSummary.builder("quarry_search_results").description("Results returned per search")
-        .serviceLevelObjectives(0, 1, 3, 5, 10, 20, 50, 100).register(registry);
+        .serviceLevelObjectives(1, 3, 5, 10, 20, 50, 100).register(registry);
   }
 
   /** SearchService, once per search that failed (bad input included). */
