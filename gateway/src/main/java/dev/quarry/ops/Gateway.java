@@ -39,6 +39,7 @@ public final class Gateway extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
   /** How long in-flight requests get to finish on shutdown, once long-running work has drained. */
   private static final long DRAIN_SECONDS = 10;
+  private static final long PROBE_INTERVAL_MS = 15_000;
 
   private final Config config;
   private final OpsSettings ops;
@@ -51,6 +52,7 @@ public final class Gateway extends VerticleBase {
   private Lifecycle lifecycle;
   private Readiness readiness;
   private int schemaVersion;
+  private long probeTimer = -1;
 
   public Gateway(Config config) {
     this(config, OpsSettings.DEFAULTS, new QuarryMetrics());
@@ -72,7 +74,7 @@ public final class Gateway extends VerticleBase {
         .setJvmMetricsEnabled(false)
         .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE,
             Label.POOL_TYPE, Label.POOL_NAME, Label.NAMESPACE))
-        .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true).setPublishQuantiles(true));
+        .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true));
     return Vertx.builder()
         .with(new VertxOptions().setMetricsOptions(options))
         .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
@@ -82,7 +84,7 @@ public final class Gateway extends VerticleBase {
   @Override
   public Future<?> start() {
     lifecycle = new Lifecycle(vertx);
-    readiness = new Readiness(vertx);
+    readiness = new Readiness(vertx, metrics);
     return vertx.executeBlocking(this::prepare)
         .compose(embedder -> {
           pool = Database.pool(vertx, config);
@@ -109,6 +111,9 @@ public final class Gateway extends VerticleBase {
         })
         .onSuccess(listening -> {
           server = listening;
+          // Probed on a timer as well as by /readyz, so that quarry_dependency_up stays current
+          // where nothing polls the probe.
+          probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
           log.info("Quarry gateway listening on port {}", listening.actualPort());
         });
   }
@@ -179,6 +184,7 @@ public final class Gateway extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    vertx.cancelTimer(probeTimer);
     Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
     return drained.eventually(() -> {
       // The re-embed ends after its batch in flight, while the server drains.

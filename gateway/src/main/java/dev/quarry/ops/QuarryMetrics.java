@@ -3,8 +3,10 @@ package dev.quarry.ops;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -15,6 +17,8 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -42,7 +46,11 @@ public final class QuarryMetrics {
       Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(300), Duration.ofSeconds(600),
       Duration.ofSeconds(1200), Duration.ofSeconds(1800)};
 
+  private static final double[] LATENCY_NANOS = java.util.Arrays.stream(LATENCY_SLOS)
+      .mapToDouble(d -> (double) d.toNanos()).toArray();
+
   private final PrometheusMeterRegistry registry;
+  private final Map<String, AtomicInteger> dependencies = new ConcurrentHashMap<>();
   private final AtomicInteger sandboxesActive = new AtomicInteger();
   private final AtomicInteger analysesRunning = new AtomicInteger();
   private final AtomicReference<IntSupplier> warmPoolReady = new AtomicReference<>(() -> 0);
@@ -54,6 +62,31 @@ public final class QuarryMetrics {
 
   public QuarryMetrics(PrometheusMeterRegistry registry) {
     this.registry = registry;
+    // Vert.x's timers get the same few latency buckets as ours (the le="1.0" the SLO rules read),
+    // instead of Micrometer's 70-odd default ones per series.
+    registry.config().meterFilter(new MeterFilter() {
+      @Override
+      public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {
+        if (id.getType() == Meter.Type.TIMER && id.getName().startsWith("vertx")) {
+          return DistributionStatisticConfig.builder().serviceLevelObjectives(LATENCY_NANOS).build().merge(config);
+        }
+        return config;
+      }
+    });
+  }
+
+  /**
+   * ReadinessChecks, after each probe: 1 when the named dependency answered, 0 when it did not. The
+   * alerts on a dependency being down read this, so the gateway probes on a timer too.
+   */
+  public void dependencyUp(String check, boolean up) {
+    dependencies.computeIfAbsent(label(check), name -> {
+      AtomicInteger value = new AtomicInteger();
+      Gauge.builder("quarry_dependency_up", value, AtomicInteger::get)
+          .description("1 when the gateway's last probe of a dependency succeeded")
+          .tag("check", name).register(registry);
+      return value;
+    }).set(up ? 1 : 0);
   }
 
   /**

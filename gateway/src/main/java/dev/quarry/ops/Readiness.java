@@ -26,8 +26,11 @@ public final class Readiness {
   private final List<Check> checks = new CopyOnWriteArrayList<>();
   private final Map<String, Supplier<Object>> infos = new ConcurrentHashMap<>();
 
-  public Readiness(Vertx vertx) {
+  private final QuarryMetrics metrics;
+
+  public Readiness(Vertx vertx, QuarryMetrics metrics) {
     this.vertx = vertx;
+    this.metrics = metrics;
   }
 
   /** Adds a check; the probe's success value is shown as its detail. */
@@ -69,7 +72,8 @@ public final class Readiness {
     }
     return probe.timeout(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
         .map(detail -> new JsonObject().put("ok", true).put("detail", detail))
-        .otherwise(e -> new JsonObject().put("ok", false).put("detail", message(e)));
+        .otherwise(e -> new JsonObject().put("ok", false).put("detail", message(e)))
+        .onSuccess(result -> metrics.dependencyUp(check.name(), result.getBoolean("ok")));
   }
 
   private static String message(Throwable e) {

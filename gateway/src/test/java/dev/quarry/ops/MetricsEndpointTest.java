@@ -37,6 +37,7 @@ class MetricsEndpointTest {
     HttpResponse<Buffer> searched = gateway.client().post("/v1/search")
         .sendJsonObject(new JsonObject().put("query", "when does the quay flood").put("limit", 3)).await();
     assertThat(searched.statusCode()).as(searched.bodyAsString()).isEqualTo(200);
+    assertThat(gateway.client().get("/readyz").send().await().statusCode()).isEqualTo(200);
     HttpResponse<Buffer> metrics = gateway.client().get("/metrics").send().await();
     assertThat(metrics.statusCode()).isEqualTo(200);
     contentType = metrics.getHeader("Content-Type");
@@ -90,6 +91,17 @@ class MetricsEndpointTest {
         .isEqualTo(1);
     assertThat(scrape.value("vertx_http_server_response_time_seconds_count", "method", "POST")).isEqualTo(3);
     assertThat(scrape.samples()).noneMatch(s -> s.labels().containsKey("path"));
+    // The SLO rules read the 1 s bucket.
+    assertThat(scrape.value("vertx_http_server_response_time_seconds_bucket", "route", "/v1/search", "le", "1.0"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("shows each readiness check as a dependency that is up")
+  void dependencies() {
+    assertThat(scrape.value("quarry_dependency_up", "check", "database")).isEqualTo(1);
+    assertThat(scrape.value("quarry_dependency_up", "check", "migrations")).isEqualTo(1);
+    assertThat(scrape.value("quarry_dependency_up", "check", "docker")).isEqualTo(1);
   }
 
   @Test
