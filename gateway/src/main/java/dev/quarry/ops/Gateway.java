@@ -88,7 +88,6 @@ public final class Gateway extends VerticleBase {
     return vertx.executeBlocking(this::prepare)
         .compose(embedder -> {
           pool = Database.pool(vertx, config);
-          docker = ContainerLauncher.connect(ops.dockerHost());
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           SearchService search = new SearchService(vertx, pool, embedder, config, metrics);
           reembedder = new Reembedder(vertx, pool, embedder);
@@ -118,9 +117,13 @@ public final class Gateway extends VerticleBase {
         });
   }
 
-  /** The blocking part of start-up: schema, directories, the embedding model (loaded or probed). */
+  /**
+   * The blocking part of start-up: schema, the Docker client (slow to load the first time),
+   * directories, the embedding model (loaded or probed).
+   */
   private Embedder prepare() throws IOException {
     schemaVersion = Database.migrate(config);
+    docker = ContainerLauncher.connect(ops.dockerHost());
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
     return Embedders.fromConfig(config);
