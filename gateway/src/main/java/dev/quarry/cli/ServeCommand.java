@@ -48,8 +48,9 @@ final class ServeCommand implements Callable<Integer> {
     QuarryMetrics metrics = new QuarryMetrics();
     Vertx vertx = Gateway.vertx(metrics);
     Gateway gateway = new Gateway(config, ops, metrics);
+    String deployment;
     try {
-      vertx.deployVerticle(gateway).await();
+      deployment = vertx.deployVerticle(gateway).await();
     } catch (RuntimeException e) {
       err.println("error: the gateway did not start: " + rootMessage(e)
           + " (PostgreSQL expected at " + config.pgHost() + ":" + config.pgPort() + "/" + config.pgDatabase()
@@ -65,8 +66,13 @@ final class ServeCommand implements Callable<Integer> {
     // report 143 for the signal); one that did not finish in time says 1.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       int status = 0;
+      System.err.println("quarry: stopping: draining running work, then requests");
       try {
-        vertx.close().toCompletionStage().toCompletableFuture().get(closeTimeout, TimeUnit.SECONDS);
+        // Undeployed explicitly first, so that the drain runs and finishes before Vert.x closes.
+        vertx.undeploy(deployment).toCompletionStage().toCompletableFuture().get(closeTimeout, TimeUnit.SECONDS);
+        vertx.close().toCompletionStage().toCompletableFuture().get(CLOSE_MARGIN_SECONDS, TimeUnit.SECONDS);
+        // On stderr as well as in the log: log lines written this late are not always delivered.
+        System.err.println("quarry: stopped cleanly");
       } catch (Exception e) {
         System.err.println("warning: the gateway did not close cleanly: " + rootMessage(e));
         status = 1;
