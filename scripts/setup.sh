@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepare a Debian 12 machine (as root) for building and testing Quarry:
-# JDK >= 21, Maven, PostgreSQL 15 + pgvector >= 0.8.0, and a Docker engine.
+# JDK >= 21, Maven, PostgreSQL 15 + pgvector >= 0.8.0, a Docker engine, and promtool.
 #
 # Safe to run any number of times: every step checks first and only acts when
 # something is missing, so a second run prints one "ok" line per step and takes
@@ -442,6 +442,19 @@ step_sandbox_image() {
     say "sandbox image ok ($image)"
 }
 
+# ---------------------------------------------------------------- 7. promtool
+
+# promtool checks and tests monitoring/'s Prometheus rules (MonitoringTest). Debian ships it only
+# inside the prometheus package; the server it also installs is not needed and not started here.
+step_promtool() {
+    if command -v promtool >/dev/null; then
+        say "promtool ok"
+        return 0
+    fi
+    apt_ensure prometheus
+    say "promtool installed"
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -467,6 +480,7 @@ main() {
     step_database
     step_docker
     step_sandbox_image
+    step_promtool
 }
 
 main "$@"
