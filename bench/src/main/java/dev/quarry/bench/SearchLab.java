@@ -81,7 +81,7 @@ public final class SearchLab {
   }
 
   private static void search(QuarryStack stack, String q) throws Exception {
-    stack.search().search(Tenants.DEFAULT, new SearchRequest(q, 10, null))
+    stack.search().search(Tenants.DEFAULT, new SearchRequest(q, 10))
         .toCompletionStage().toCompletableFuture().get();
   }
 
