@@ -179,6 +179,17 @@ class SearchServiceTest {
   }
 
   @Test
+  @DisplayName("a new query (ranked by full text while it is embedded) and the same query repeated"
+      + " (vector cached, one statement) give the same hits")
+  void overlappedAndCachedPathsAgree() {
+    String query = "engine oil and tyre pressure checks";
+    List<SearchHit> first = run(query, 5);
+    List<SearchHit> repeated = run(query, 5);
+    assertThat(first).isNotEmpty();
+    assertThat(repeated).usingRecursiveComparison().isEqualTo(first);
+  }
+
+  @Test
   @DisplayName("an empty document_ids searches all of the tenant's documents")
   void emptyScopeIsEverything() {
     List<SearchHit> scoped = search.search(tenant,
