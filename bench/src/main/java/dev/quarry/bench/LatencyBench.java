@@ -49,7 +49,9 @@ public final class LatencyBench {
         %d queries (all Vaswani and Cranfield queries), one at a time, each measured once after a
         warm-up pass over all of them; limit %d. Quarry: `POST /v1/search` over HTTP to a gateway
         started in process (`dev.quarry.ops.Gateway`, port 0), timed at the client: query embedding
-        with bge-small-en-v1.5-q, the SQL and context expansion included. The gateway keeps the
+        with bge-small-en-v1.5-q, the SQL and context expansion included; for a new query the gateway
+        ranks by BM25 in the database while the model embeds the query, then runs the vector search,
+        fusion and expansion with both. The gateway keeps the
         vectors of recent queries; "query embedded" sends each query with a trailing space (same
         terms, same vector, but a cache miss), "repeated query" sends it as in the warm-up pass.
         The targets are judged on "query embedded". The database is vacuumed after loading. LangChain4j:
@@ -67,20 +69,38 @@ public final class LatencyBench {
     for (Corpus corpus : List.of(new Corpus("Vaswani (" + vaswaniIds.size() + " chunks)", vaswaniIds, vaswaniTexts, vv.docs()),
         new Corpus(String.format(Locale.ROOT, "synthetic %,d chunks", SYNTHETIC_SIZE), big.ids(), big.texts(), big.vectors()))) {
       System.out.println("latency: " + corpus.name());
+      double loadBefore = loadAverage();
       Percentiles[] quarryRuns = quarryHttp(corpus, queries);
       Percentiles quarry = quarryRuns[1];
+      double loadBetween = loadAverage();
       Percentiles[] lc4j = langChain(corpus, queries);
+      double loadAfter = loadAverage();
       md.append("### ").append(corpus.name()).append("\n\n").append(Percentiles.header()).append('\n')
           .append(quarry.row("Quarry POST /v1/search (HTTP, end to end, query embedded)")).append('\n')
           .append(quarryRuns[0].row("Quarry POST /v1/search (HTTP, end to end, repeated query: vector cached)")).append('\n')
           .append(lc4j[0].row("LangChain4j HYBRID: embed query + store.search")).append('\n')
-          .append(lc4j[1].row("LangChain4j HYBRID: store.search alone")).append("\n\n");
+          .append(lc4j[1].row("LangChain4j HYBRID: store.search alone")).append('\n')
+          .append(lc4j[2].row("query embedding alone (the LangChain4j loop's model call)")).append("\n\n")
+          .append(String.format(Locale.ROOT, "Load average (1 min) of the shared machine: %.1f before"
+              + " the Quarry passes, %.1f before LangChain4j's, %.1f after (%d CPUs).%n%n", loadBefore,
+              loadBetween, loadAfter, Runtime.getRuntime().availableProcessors()));
       if (corpus.ids().size() == SYNTHETIC_SIZE) {
         verdicts.add(String.format(Locale.ROOT, "p50 <= 15 ms at 100k: %.1f ms: %s", quarry.p50(), quarry.p50() <= 15 ? "MET" : "NOT MET"));
         verdicts.add(String.format(Locale.ROOT, "p95 <= 50 ms at 100k: %.1f ms: %s", quarry.p95(), quarry.p95() <= 50 ? "MET" : "NOT MET"));
         double speedup = lc4j[0].p50() / quarry.p50();
         verdicts.add(String.format(Locale.ROOT, ">= 2x faster than PgVectorEmbeddingStore at 100k (p50, same work): %.2fx: %s",
             speedup, speedup >= 2 ? "MET" : "NOT MET"));
+        // Both sides run the same model on the query, and a vector search cannot start before the
+        // vector exists: Quarry's end-to-end time is at least the embedding's.
+        double embed = lc4j[2].p50();
+        double store = lc4j[1].p50();
+        double needed = (embed + store) / 2;
+        verdicts.add(String.format(Locale.ROOT, "the arithmetic of the 2x target: with the same model"
+            + " on both sides, LangChain4j takes E + S = %.1f + %.1f ms (p50 embedding, p50 store"
+            + " search), so 2x needs Quarry <= (E + S) / 2 = %.1f ms; but Quarry needs the vector"
+            + " too, so Quarry >= E = %.1f ms. 2x is %s while E > S (here %.1f > %.1f ms): it needs"
+            + " the model to take less time than the store's whole search.",
+            embed, store, needed, embed, embed > store ? "out of reach" : "possible", embed, store));
       }
     }
     md.append("### Targets\n\n");
@@ -153,7 +173,7 @@ public final class LatencyBench {
     }
   }
 
-  /** [0]: embedding + search; [1]: the store's search alone. */
+  /** [0]: embedding + search; [1]: the store's search alone; [2]: the embedding alone. */
   private Percentiles[] langChain(Corpus corpus, List<String> queries) throws Exception {
     try (BenchDatabase db = BenchDatabase.fresh("latency_lc4j", false)) {
       long t0 = System.nanoTime();
@@ -165,6 +185,7 @@ public final class LatencyBench {
         }
         double[] total = new double[queries.size()];
         double[] searchOnly = new double[queries.size()];
+        double[] embedOnly = new double[queries.size()];
         for (int i = 0; i < queries.size(); i++) {
           long start = System.nanoTime();
           float[] v = model.embedQuery(queries.get(i));
@@ -173,12 +194,23 @@ public final class LatencyBench {
           long end = System.nanoTime();
           total[i] = (end - start) / 1e6;
           searchOnly[i] = (end - embedded) / 1e6;
+          embedOnly[i] = (embedded - start) / 1e6;
         }
-        Percentiles[] p = {Percentiles.of(total), Percentiles.of(searchOnly)};
+        Percentiles[] p = {Percentiles.of(total), Percentiles.of(searchOnly), Percentiles.of(embedOnly)};
         System.out.printf(Locale.ROOT, "  langchain4j: p50 %.1f ms, p95 %.1f ms (search alone p50 %.1f ms)%n",
             p[0].p50(), p[0].p95(), p[1].p50());
         return p;
       }
+    }
+  }
+
+  /** The 1-minute load average, or -1 where /proc/loadavg is missing: the machine is shared. */
+  private static double loadAverage() {
+    try {
+      return Double.parseDouble(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+          .split(" ")[0]);
+    } catch (java.io.IOException | RuntimeException e) {
+      return -1;
     }
   }
 

@@ -64,7 +64,26 @@ public final class SearchLab {
       for (String q : queries) {
         search(stack, q);
       }
-      for (int r = 0; r < rounds; r++) {
+      // -Dlab.ab=NAME: alternate per query between NAME=true and NAME=false (a switch of the code
+      // under test), so that both variants see the same load on a shared machine.
+      String ab = System.getProperty("lab.ab");
+      for (int r = 0; ab != null && r < rounds; r++) {
+        List<Double> a = new ArrayList<>();
+        List<Double> b = new ArrayList<>();
+        for (int i = 0; i < queries.size(); i++) {
+          boolean first = (i + r) % 2 == 0;
+          System.setProperty(ab, Boolean.toString(first));
+          long start = System.nanoTime();
+          search(stack, cold ? queries.get(i) + " ".repeat(r + 1) : queries.get(i));
+          (first ? a : b).add((System.nanoTime() - start) / 1e6);
+        }
+        for (List<Double> l : List.of(a, b)) {
+          Percentiles p = Percentiles.of(l.stream().mapToDouble(Double::doubleValue).toArray());
+          System.out.printf(Locale.ROOT, "%s=%s round %d: p50 %.1f ms, p95 %.1f ms, mean %.1f ms%n",
+              ab, l == a, r + 1, p.p50(), p.p95(), p.mean());
+        }
+      }
+      for (int r = 0; ab == null && r < rounds; r++) {
         double[] millis = new double[queries.size()];
         for (int i = 0; i < queries.size(); i++) {
           long start = System.nanoTime();
@@ -81,7 +100,7 @@ public final class SearchLab {
   }
 
   private static void search(QuarryStack stack, String q) throws Exception {
-    stack.search().search(Tenants.DEFAULT, new SearchRequest(q, 10, null))
+    stack.search().search(Tenants.DEFAULT, new SearchRequest(q, 10))
         .toCompletionStage().toCompletableFuture().get();
   }
 

@@ -14,8 +14,8 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 
@@ -54,9 +54,10 @@ final class Executions {
     if (c.isBlank()) {
       throw ApiError.badRequest("invalid_code", "field 'code' is empty");
     }
-    List<UUID> ids = Requests.documentIds(body.getValue("document_ids"));
-    Scope scope = ids == null ? Scope.ALL : new Scope(new HashSet<>(ids));
-    if (ids != null && ids.isEmpty()) {
+    Object rawIds = body.getValue("document_ids");
+    Set<UUID> ids = Requests.documentIds(rawIds);
+    Scope scope = rawIds == null ? Scope.ALL : new Scope(ids);
+    if (rawIds != null && ids.isEmpty()) {
       throw ApiError.badRequest("invalid_document_ids",
           "field 'document_ids' is empty; leave it out to use all documents");
     }

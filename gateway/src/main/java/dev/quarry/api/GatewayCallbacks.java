@@ -11,7 +11,7 @@ import dev.quarry.store.DocumentSummary;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 
@@ -47,7 +47,7 @@ public final class GatewayCallbacks implements Callbacks {
     try {
       SearchRequest checked = Requests.search(new JsonObject().put("query", query).put("limit", limit), config);
       request = new SearchRequest(checked.query(), checked.limit(),
-          scope.isAll() ? null : List.copyOf(scope.documentIds()));
+          scope.isAll() ? Set.of() : scope.documentIds());
     } catch (ApiError e) {
       return Future.failedFuture(CallbackFailure.valueError(
           e.getMessage().replace("field 'query'", "query").replace("field 'limit'", "limit")));

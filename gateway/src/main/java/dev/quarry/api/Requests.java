@@ -8,8 +8,8 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -79,14 +79,18 @@ final class Requests {
     return (int) limit;
   }
 
-  static List<UUID> documentIds(Object raw) {
+  static Set<UUID> documentIds(Object raw) {
     if (raw == null) {
-      return null;
+      return Set.of();
     }
     if (!(raw instanceof JsonArray array)) {
       throw ApiError.badRequest("invalid_document_ids", "field 'document_ids' must be a list of document ids");
     }
-    List<UUID> ids = new ArrayList<>(array.size());
+    if (array.size() > SearchRequest.MAX_DOCUMENT_IDS) {
+      throw ApiError.badRequest("invalid_document_ids", "field 'document_ids' has " + array.size()
+          + " ids; at most " + SearchRequest.MAX_DOCUMENT_IDS + " are allowed (omit it to search all documents)");
+    }
+    Set<UUID> ids = new LinkedHashSet<>(array.size());
     for (int i = 0; i < array.size(); i++) {
       Object element = array.getValue(i);
       if (!(element instanceof String s) || !CANONICAL_UUID.matcher(s).matches()) {

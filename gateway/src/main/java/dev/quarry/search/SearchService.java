@@ -12,17 +12,20 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * Hybrid retrieval (vector + BM25 full-text, fused by reciprocal rank) with context expansion.
  *
- * <p>A search is one SQL statement (retrieval, fusion and the items for context) sent in one
- * pipelined transaction with its HNSW settings; the query embedding is computed first on a worker.
+ * <p>A search is one transaction with its HNSW settings. When the query's vector is known (a
+ * repeated query), one statement does retrieval, fusion and the items for context. Otherwise the
+ * full-text ranking runs while the query is embedded on a worker, and a second statement takes it
+ * with the vector for the rest.
  */
 public final class SearchService {
   /**
@@ -111,28 +114,44 @@ public final class SearchService {
         throw new IllegalArgumentException("search request must not be null");
       }
       validate(tenantId, request.query(), request.limit());
-      if (request.documentIds() != null
-          && request.documentIds().stream().anyMatch(Objects::isNull)) {
-        throw new IllegalArgumentException("document_ids must not contain null");
-      }
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
     int limit = request.limit();
     // A few more than asked, since hits whose contexts overlap merge into one result.
     int fused = limit + Math.max(5, limit / 2);
-    UUID[] scope = request.documentIds() == null ? null
+    // NULL, not an empty array, for "everything": the SQL tests it once instead of per row.
+    UUID[] scope = request.documentIds().isEmpty() ? null
         : request.documentIds().toArray(UUID[]::new);
-    return embed(request.query())
-        .compose(vector -> execute(sql.hybridExpanded,
-            new Args(tenantId, request.query(), vector, scope, candidates(fused), fused)))
-        .map(rows -> {
-          List<RankedHit> ranked = new ArrayList<>(rows.size());
-          for (Row row : rows) {
-            ranked.add(rankedHit(row));
+    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), fused, null);
+    float[] cached = queryVectors.peek(request.query());
+    Future<RowSet<Row>> rows;
+    if (cached != null) {
+      rows = inTransaction(args, conn -> run(conn, sql.hybridExpanded, args.withVector(cached)));
+    } else {
+      // The model and the full-text ranking take similar time and need nothing from each other:
+      // the embedding runs on a worker while the database ranks by BM25 (on its own core), and
+      // the vector search, fusion and expansion follow with that ranking passed in.
+      Future<float[]> vector = embed(request.query());
+      rows = inTransaction(args, conn -> {
+        Future<RowSet<Row>> ranked = run(conn, sql.fullTextIds, args);
+        return Future.all(vector, ranked).compose(both -> {
+          UUID[] ids = new UUID[ranked.result().size()];
+          int i = 0;
+          for (Row row : ranked.result()) {
+            ids[i++] = row.getUUID(0);
           }
-          return expander.expand(ranked, limit);
+          return run(conn, sql.hybridExpandedRanked, args.withVector(vector.result()).withRanked(ids));
         });
+      });
+    }
+    return rows.map(result -> {
+      List<RankedHit> ranked = new ArrayList<>(result.size());
+      for (Row row : result) {
+        ranked.add(rankedHit(row));
+      }
+      return expander.expand(ranked, limit);
+    });
   }
 
   /**
@@ -158,7 +177,7 @@ public final class SearchService {
     return vector
         .compose(v -> execute(statement,
             new Args(tenantId, query, v, null, mode == SearchMode.HYBRID ? candidates(limit) : limit,
-                limit)))
+                limit, null)))
         .map(rows -> {
           List<RankedChunk> out = new ArrayList<>(rows.size());
           for (Row row : rows) {
@@ -202,14 +221,21 @@ public final class SearchService {
 
   /** Everything a statement may bind; each statement takes the ones it names. */
   private record Args(UUID tenantId, String query, float[] vector, UUID[] scope, int candidates,
-      int fused) {}
+      int fused, UUID[] ranked) {
+    Args withVector(float[] v) {
+      return new Args(tenantId, query, v, scope, candidates, fused, ranked);
+    }
 
-  /**
-   * Runs one statement inside a transaction that sets the HNSW scan for filtered search: iterative
-   * scans keep walking the graph until enough rows pass the tenant and scope filters, instead of
-   * returning fewer than asked. BEGIN, the statement and COMMIT are pipelined on one connection.
-   */
+    Args withRanked(UUID[] ids) {
+      return new Args(tenantId, query, vector, scope, candidates, fused, ids);
+    }
+  }
+
   private Future<RowSet<Row>> execute(Statement statement, Args args) {
+    return inTransaction(args, conn -> run(conn, statement, args));
+  }
+
+  private Future<RowSet<Row>> run(SqlConnection conn, Statement statement, Args args) {
     Tuple tuple = Tuple.tuple();
     for (Param p : statement.params()) {
       switch (p) {
@@ -222,18 +248,38 @@ public final class SearchService {
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());
+        case RANKED -> tuple.addArrayOfUUID(args.ranked());
       }
     }
+    return conn.preparedQuery(statement.sql()).execute(tuple);
+  }
+
+  /**
+   * Runs {@code work} inside a transaction that sets the HNSW scan for filtered search: iterative
+   * scans keep walking the graph until enough rows pass the tenant and scope filters, instead of
+   * returning fewer than asked. BEGIN goes out with the first statement (pipelined on the one
+   * connection); the transaction ends when the work does, on every path.
+   */
+  private Future<RowSet<Row>> inTransaction(Args args,
+      Function<SqlConnection, Future<RowSet<Row>>> work) {
     // hnsw.ef_search bounds what one scan pass returns; pgvector allows 1..1000.
     int efSearch = Math.min(1000, Math.max(40, args.candidates()));
     return pool.withConnection(conn -> {
       // jit off: the plan's cost estimate grows with the corpus past jit_above_cost, and compiling
       // the expressions then takes longer (tens of ms) than running the whole statement.
+      // Custom plans always: the statements are cached prepared statements, and a generic plan
+      // (planned without the query's terms and limits) scans and aggregates whole posting lists
+      // in parallel: seconds per search at 100k chunks, against about 2 ms of planning saved.
       Future<?> begin = conn.query("BEGIN; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-          + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off").execute();
-      Future<RowSet<Row>> rows = conn.preparedQuery(statement.sql()).execute(tuple);
-      Future<?> commit = conn.query("COMMIT").execute();
-      return Future.all(begin, rows, commit).map(done -> rows.result());
+          + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off; "
+          + "SET LOCAL plan_cache_mode = force_custom_plan").execute();
+      Future<RowSet<Row>> rows = work.apply(conn);
+      return Future.all(begin, rows).transform(done -> {
+        String end = done.succeeded() ? "COMMIT" : "ROLLBACK";
+        return conn.query(end).execute().transform(ended -> done.succeeded()
+            ? Future.succeededFuture(rows.result())
+            : Future.failedFuture(begin.failed() ? begin.cause() : rows.cause()));
+      });
     });
   }
 

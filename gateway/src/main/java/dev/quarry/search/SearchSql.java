@@ -33,7 +33,9 @@ final class SearchSql {
 
   /** A statement's bind parameters, by name. */
   enum Param {
-    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET
+    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET,
+    /** The full-text ranking computed beforehand: chunk ids, best first. */
+    RANKED
   }
 
   /** SQL text with $n placeholders, and what each $n stands for. */
@@ -44,6 +46,10 @@ final class SearchSql {
   final Statement vector;
   final Statement hybrid;
   final Statement hybridExpanded;
+  /** The chunk ids of the full-text ranking, best first: run while the query is embedded. */
+  final Statement fullTextIds;
+  /** {@link #hybridExpanded} with the full-text ranking given as {@link Param#RANKED}. */
+  final Statement hybridExpandedRanked;
 
   SearchSql(String modelName, int dimensions) {
     if (modelName == null || !MODEL_NAME.matcher(modelName).matches()) {
@@ -158,6 +164,15 @@ final class SearchSql {
         FROM vec_ranked v JOIN chunks c ON c.id = v.chunk_id
         ORDER BY v.rank""", vectorExpr, modelPredicate, dimensions);
     String fusedPrefix = "WITH " + bm25 + ",\n" + knn + ",\n" + fused;
+    fullTextIds = compile("WITH " + bm25 + """
+        \nSELECT f.chunk_id FROM fts_ranked f ORDER BY f.rank""", vectorExpr, modelPredicate,
+        dimensions);
+    // The given ranking is already within the tenant and the scope (fullTextIds applied them).
+    String rankedPrefix = """
+        WITH fts_ranked AS (
+          SELECT r.chunk_id, r.rank FROM unnest(:ranked::uuid[]) WITH ORDINALITY AS r(chunk_id, rank)
+        ),
+        """ + knn + ",\n" + fused;
     hybrid = compile(fusedPrefix + """
         \nSELECT f.chunk_id, c.document_id, f.score::float8 AS score
         FROM fused f JOIN chunks c ON c.id = f.chunk_id
@@ -168,7 +183,7 @@ final class SearchSql {
     // side whose distance from the hit is within the budget. Furniture outside the hit is left out.
     // cost = the item's length plus the "\n\n" that joins it; reach = cost of the items from the
     // hit out to this one, on its side.
-    hybridExpanded = compile(fusedPrefix + """
+    String expansion = """
         ,
         hits AS (
           SELECT f.chunk_id, f.score, c.document_id, d.title, d.uri, c.item_start, c.item_end,
@@ -210,8 +225,10 @@ final class SearchSql {
           ) w
           WHERE w.side = 0 OR (w.cost > 0 AND (w.section_cost <= :budget + 2 OR w.reach <= :budget + 2))
         ) ctx
-        ORDER BY h.score DESC, h.chunk_id""".replace("%FURNITURE%", FURNITURE),
-        vectorExpr, modelPredicate, dimensions);
+        ORDER BY h.score DESC, h.chunk_id""".replace("%FURNITURE%", FURNITURE);
+    hybridExpanded = compile(fusedPrefix + expansion, vectorExpr, modelPredicate, dimensions);
+    hybridExpandedRanked = compile(rankedPrefix + expansion, vectorExpr, modelPredicate,
+        dimensions);
   }
 
   /**

@@ -186,5 +186,14 @@ class ApiBadInputTest {
         .put("document_ids", new JsonArray().add("6f1c7d3e-0000-4000-8000-000000000000").add("nope"));
     assertThat(error(gateway.client().post("/v1/search").sendJsonObject(badElement).await(), 400)
         .getString("message")).contains("'document_ids[1]'").contains("nope");
+    JsonArray tooMany = new JsonArray();
+    for (int i = 0; i <= dev.quarry.search.SearchRequest.MAX_DOCUMENT_IDS; i++) {
+      tooMany.add(java.util.UUID.randomUUID().toString());
+    }
+    JsonObject error = error(gateway.client().post("/v1/search")
+        .sendJsonObject(new JsonObject().put("query", "berths").put("document_ids", tooMany))
+        .await(), 400);
+    assertThat(error.getString("code")).isEqualTo("invalid_document_ids");
+    assertThat(error.getString("message")).contains("'document_ids'").contains("at most");
   }
 }

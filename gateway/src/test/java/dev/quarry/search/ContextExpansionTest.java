@@ -9,6 +9,7 @@ import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,7 +65,7 @@ class ContextExpansionTest {
 
   /** The best hit within one document (limit 1, so no later hit merges into it). */
   static SearchHit top(String query, UUID documentId) {
-    List<SearchHit> hits = search.search(tenant, new SearchRequest(query, 1, List.of(documentId)))
+    List<SearchHit> hits = search.search(tenant, new SearchRequest(query, 1, Set.of(documentId)))
         .await();
     assertThat(hits).hasSize(1);
     return hits.get(0);
@@ -207,7 +208,7 @@ class ContextExpansionTest {
           .containsExactlyInAnyOrder(ins.chunkAt(5), ins.chunkAt(7));
 
       List<SearchHit> hits = search.search(tenant,
-          new SearchRequest("malachite", 2, List.of(ins.documentId()))).await();
+          new SearchRequest("malachite", 2, Set.of(ins.documentId()))).await();
       // Each alone would be [4, 7) and [6, 9); together one result covering both (other hits
       // from the vector side may widen it), contiguous, with the better score.
       List<SearchHit> holding5 = hits.stream()

@@ -207,6 +207,38 @@ class SearchAtScaleTest {
   }
 
   @Test
+  @DisplayName("a scoped search returns the best hits within the scope, not a filtered global top-k")
+  void scopeIsAppliedBeforeRanking() throws Exception {
+    String query = "electron";
+    Set<UUID> unscopedDocs = new HashSet<>();
+    for (RankedChunk c : search.rank(tenant, query, SearchMode.HYBRID, 100).await()) {
+      unscopedDocs.add(c.documentId());
+    }
+    // A document with abstracts about the query that none of the global top 100 comes from, so a
+    // filter applied after ranking would find nothing in it.
+    UUID outside = null;
+    try (Connection c = db.jdbc(); PreparedStatement s = c.prepareStatement("""
+        SELECT DISTINCT document_id FROM chunk_terms
+        WHERE tenant_id = ? AND term = 'electron' ORDER BY document_id""")) {
+      s.setObject(1, tenant);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next() && outside == null) {
+          UUID doc = rs.getObject(1, UUID.class);
+          if (!unscopedDocs.contains(doc)) {
+            outside = doc;
+          }
+        }
+      }
+    }
+    assertThat(outside).as("a matching document outside the global top 100").isNotNull();
+    List<SearchHit> hits = search.search(tenant, new SearchRequest(query, 5, Set.of(outside)))
+        .await();
+    assertThat(hits).isNotEmpty().extracting(SearchHit::documentId).containsOnly(outside);
+    // Vectors are random here, so only full text can put a chunk first: the term must be in it.
+    assertThat(hits.get(0).content().toLowerCase()).contains("electron");
+  }
+
+  @Test
   @DisplayName("BM25 full text beats ts_rank on the Vaswani judgments (MRR@10, printed)")
   void fullTextQuality() throws Exception {
     double bm25 = 0;

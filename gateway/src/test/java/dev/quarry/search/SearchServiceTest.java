@@ -11,6 +11,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -85,7 +86,7 @@ class SearchServiceTest {
   }
 
   static List<SearchHit> run(String query, int limit) {
-    return search.search(tenant, new SearchRequest(query, limit, null)).await();
+    return search.search(tenant, new SearchRequest(query, limit)).await();
   }
 
   static List<UUID> ranking(String query, SearchMode mode, int limit) {
@@ -156,7 +157,7 @@ class SearchServiceTest {
       assertThat(search.rank(tenant, "ZK4471R9", mode, 50).await())
           .extracting(RankedChunk::documentId).doesNotContain(otherTenantsFaults.documentId());
     }
-    List<SearchHit> theirs = search.search(otherTenant, new SearchRequest("ZK4471R9", 20, null))
+    List<SearchHit> theirs = search.search(otherTenant, new SearchRequest("ZK4471R9", 20))
         .await();
     assertThat(theirs).extracting(SearchHit::documentId)
         .containsOnly(otherTenantsFaults.documentId());
@@ -166,26 +167,64 @@ class SearchServiceTest {
   @DisplayName("document_ids narrows the search to those documents")
   void documentScope() {
     List<SearchHit> hits = search.search(tenant,
-        new SearchRequest("pump controller fault", 10, List.of(cooking.documentId(),
+        new SearchRequest("pump controller fault", 10, Set.of(cooking.documentId(),
             cars.documentId()))).await();
     assertThat(hits).isNotEmpty();
     assertThat(hits).extracting(SearchHit::documentId)
         .allMatch(id -> id.equals(cooking.documentId()) || id.equals(cars.documentId()));
     List<SearchHit> none = search.search(tenant,
-        new SearchRequest("pump controller fault", 10, List.of(otherTenantsFaults.documentId())))
+        new SearchRequest("pump controller fault", 10, Set.of(otherTenantsFaults.documentId())))
         .await();
     assertThat(none).as("another tenant's document id in the scope").isEmpty();
+  }
+
+  @Test
+  @DisplayName("a new query (ranked by full text while it is embedded) and the same query repeated"
+      + " (vector cached, one statement) give the same hits")
+  void overlappedAndCachedPathsAgree() {
+    String query = "engine oil and tyre pressure checks";
+    List<SearchHit> first = run(query, 5);
+    List<SearchHit> repeated = run(query, 5);
+    assertThat(first).isNotEmpty();
+    assertThat(repeated).usingRecursiveComparison().isEqualTo(first);
+  }
+
+  @Test
+  @DisplayName("an empty document_ids searches all of the tenant's documents")
+  void emptyScopeIsEverything() {
+    List<SearchHit> scoped = search.search(tenant,
+        new SearchRequest("pump controller fault", 10, Set.of())).await();
+    assertThat(scoped).extracting(SearchHit::chunkId)
+        .containsExactlyElementsOf(run("pump controller fault", 10).stream()
+            .map(SearchHit::chunkId).toList());
+    assertThat(scoped).extracting(SearchHit::documentId).contains(faults.documentId());
+  }
+
+  @Test
+  @DisplayName("document_ids with a null or more than the maximum ids is rejected")
+  void badScope() {
+    Set<UUID> withNull = new java.util.HashSet<>();
+    withNull.add(null);
+    assertThatThrownBy(() -> new SearchRequest("oil", 5, withNull))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("document_ids");
+    Set<UUID> tooMany = new java.util.HashSet<>();
+    while (tooMany.size() <= SearchRequest.MAX_DOCUMENT_IDS) {
+      tooMany.add(UUID.randomUUID());
+    }
+    assertThatThrownBy(() -> new SearchRequest("oil", 5, tooMany))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most " + SearchRequest.MAX_DOCUMENT_IDS);
   }
 
   @Test
   @DisplayName("a blank, overlong or badly limited query is rejected with a clear message")
   void badQueries() {
     int max = db.config().maxQueryChars();
-    assertRejected(new SearchRequest("   ", 5, null), "query must not be empty");
-    assertRejected(new SearchRequest(null, 5, null), "query must not be empty");
-    assertRejected(new SearchRequest("x".repeat(max + 1), 5, null), "limit is " + max);
-    assertRejected(new SearchRequest("oil", 0, null), "limit must be between 1 and");
-    assertRejected(new SearchRequest("oil", db.config().searchMaxLimit() + 1, null),
+    assertRejected(new SearchRequest("   ", 5), "query must not be empty");
+    assertRejected(new SearchRequest(null, 5), "query must not be empty");
+    assertRejected(new SearchRequest("x".repeat(max + 1), 5), "limit is " + max);
+    assertRejected(new SearchRequest("oil", 0), "limit must be between 1 and");
+    assertRejected(new SearchRequest("oil", db.config().searchMaxLimit() + 1),
         "limit must be between 1 and " + db.config().searchMaxLimit());
     assertThatThrownBy(() -> search.rank(tenant, "", SearchMode.HYBRID, 5).await())
         .isInstanceOf(IllegalArgumentException.class);
