@@ -5,10 +5,18 @@ import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.SandboxLimits;
 import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.search.Embedder;
+import dev.quarry.sandbox.Callbacks;
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSession;
+import dev.quarry.sandbox.Scope;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * Sandboxes: Quarry's sandbox service side by side with the naive ways to run a cell through
@@ -41,6 +49,13 @@ public final class SandboxBench {
   static final int EXEC_TRIVIAL = 30;
   static final int EXEC_ANALYSES = 5;
   static final int EXEC_ONE_MB = 10;
+  static final int COLD_STARTS = 10;
+  static final int WARM_ACQUIRES = 20;
+  static final int TRIVIAL_CELLS = 200;
+  static final int SEARCH_CELLS = 100;
+  static final int ONE_MB_CELLS = 20;
+  static final int QUARRY_ANALYSES = 10;
+  static final int POOL = 2;
 
   private final BenchPaths paths;
   private final Embedder model;
@@ -72,6 +87,19 @@ public final class SandboxBench {
         DockerBaselines naive = new DockerBaselines(docker, settings.image(), limits)) {
       base = baselines(naive, rows);
     }
+    Quarry quarry;
+    try (QuarrySandboxes q = new QuarrySandboxes(paths, model)) {
+      quarry = quarry(q, settings, rows);
+    }
+    List<String> verdicts = List.of(
+        verdict("warm-pool acquire p50 <= 5 ms", quarry.warm().p50(), 5),
+        verdict("trivial cell round trip p50 <= 3 ms", quarry.trivial().p50(), 3),
+        verdict("search callback overhead p50 <= 2 ms", quarry.callbackOverhead().p50(), 2),
+        verdict("cold start (create -> Ready) p50 <= 400 ms", quarry.cold().p50(), 400),
+        String.format(Locale.ROOT, "10-cell analysis >= 20x faster than docker exec per cell (p50, open + 10 cells"
+            + " + close against 10 execs into a running container): %.1fx: %s",
+            base.execAnalysis().p50() / quarry.analysis().p50(),
+            base.execAnalysis().p50() / quarry.analysis().p50() >= 20 ? "MET" : "NOT MET"));
 
     StringBuilder md = new StringBuilder();
     md.append(String.format(Locale.ROOT, """
@@ -87,10 +115,130 @@ public final class SandboxBench {
         """, settings.image(), limits.memoryBytes() >> 20, limits.nanoCpus() / 1e9, limits.pidsLimit()));
     md.append(header()).append('\n');
     rows.forEach(r -> md.append(r.markdown()).append('\n'));
-    md.append('\n');
+    md.append('\n').append(String.format(Locale.ROOT, """
+        Quarry: `SandboxService` in process, over a bench database with 20 small ingested documents, warm
+        pool of %d per tenant. Cold start: `open` on a service without a pool (create, start, the runner's
+        Ready over its socket). Warm acquire: `open` when the pool is full (`warm` awaited first, not
+        timed). Trivial cell: `print(1 + 1)` round trip in one session. Search callback overhead: a cell
+        `await search(q, 5)` minus the SearchService time inside the callback, minus the trivial-cell
+        p50: what the hop sandbox -> gateway -> sandbox adds; a direct SearchService search of the same
+        query is shown for scale. 1 MB of output with `max_output_chars` 1,000,000 (nothing truncated).
+        10-cell analysis: `open` (warm) + the same ten cells + `close` (container removed).
+
+        """, POOL));
+    md.append("### Targets\n\n");
+    verdicts.forEach(v -> md.append("- ").append(v).append('\n'));
     System.out.println(header());
     rows.forEach(r -> System.out.println(r.markdown()));
+    verdicts.forEach(System.out::println);
     return md.toString();
+  }
+
+  private static String verdict(String target, double value, double limit) {
+    return String.format(Locale.ROOT, "%s: %.2f ms: %s", target, value, value <= limit ? "MET" : "NOT MET");
+  }
+
+  record Quarry(Percentiles cold, Percentiles warm, Percentiles trivial, Percentiles callbackOverhead,
+      Percentiles analysis) {}
+
+  private static Quarry quarry(QuarrySandboxes q, SandboxSettings base, List<Row> rows) throws Exception {
+    String system = "Quarry";
+    Path runRoot = q.runRoot();
+    UUID tenant = q.tenant();
+    Callbacks callbacks = q.callbacks();
+
+    System.out.println("sandbox: Quarry cold start");
+    Percentiles cold;
+    SandboxService coldService = q.service(base, runRoot, 0);
+    try {
+      coldService.open(tenant, Scope.ALL, callbacks).compose(SandboxSession::close).await();
+      cold = time(COLD_STARTS, () -> {
+        long start = System.nanoTime();
+        SandboxSession s = coldService.open(tenant, Scope.ALL, callbacks).await();
+        double ms = (System.nanoTime() - start) / 1e6;
+        s.close().await();
+        return ms;
+      });
+    } finally {
+      coldService.close().await();
+    }
+    rows.add(new Row(system, "cold start: open without a pool (create, start, runner Ready)", cold));
+
+    SandboxService service = q.service(base, runRoot, POOL);
+    try {
+      System.out.println("sandbox: Quarry warm acquire");
+      service.warm(tenant).await();
+      service.open(tenant, Scope.ALL, callbacks).compose(SandboxSession::close).await();
+      Percentiles warm = time(WARM_ACQUIRES, () -> {
+        service.warm(tenant).await();
+        long start = System.nanoTime();
+        SandboxSession s = service.open(tenant, Scope.ALL, callbacks).await();
+        double ms = (System.nanoTime() - start) / 1e6;
+        s.close().await();
+        return ms;
+      });
+      rows.add(new Row(system, "warm-pool acquire: open with the pool full", warm));
+
+      service.warm(tenant).await();
+      SandboxSession session = service.open(tenant, Scope.ALL, callbacks).await();
+      Percentiles trivial;
+      Percentiles overhead;
+      try {
+        CellOptions defaults = CellOptions.defaults(service.settings());
+        System.out.println("sandbox: Quarry cells");
+        for (int i = 0; i < 20; i++) {
+          QuarrySandboxes.run(session, TRIVIAL, defaults);
+          QuarrySandboxes.run(session, QuarrySandboxes.SEARCH_CELL, defaults);
+        }
+        trivial = time(TRIVIAL_CELLS, () -> expect(QuarrySandboxes.run(session, TRIVIAL, defaults).stdout(), "2\n"));
+        rows.add(new Row(system, "trivial cell round trip", trivial));
+
+        Percentiles direct = time(SEARCH_CELLS, q::directSearch);
+        rows.add(new Row("SearchService", "direct search (same query, in process), for scale", direct));
+        double[] cell = new double[SEARCH_CELLS];
+        double[] over = new double[SEARCH_CELLS];
+        for (int i = 0; i < SEARCH_CELLS; i++) {
+          long start = System.nanoTime();
+          expect(QuarrySandboxes.run(session, QuarrySandboxes.SEARCH_CELL, defaults).stdout(), "5\n");
+          cell[i] = (System.nanoTime() - start) / 1e6;
+          over[i] = cell[i] - q.lastSearchNanos() / 1e6 - trivial.p50();
+        }
+        rows.add(new Row(system, "cell with one search callback", Percentiles.of(cell)));
+        overhead = Percentiles.of(over);
+        rows.add(new Row(system, "search callback overhead (cell - search time - trivial p50)", overhead));
+
+        CellOptions big = new CellOptions(defaults.wallTimeMs(), ONE_MB_CHARS, List.of());
+        rows.add(new Row(system, "1 MB of output", time(ONE_MB_CELLS, () -> {
+          CellOutcome o = QuarrySandboxes.run(session, ONE_MB, big);
+          expectLength(o.stdout(), ONE_MB_CHARS);
+          if (o.truncated()) {
+            throw new IllegalStateException("1 MB of output came back truncated");
+          }
+        })));
+      } finally {
+        session.close().await();
+      }
+
+      System.out.println("sandbox: Quarry 10-cell analyses");
+      CellOptions defaults = CellOptions.defaults(service.settings());
+      Percentiles analysis = time(QUARRY_ANALYSES, () -> {
+        service.warm(tenant).await();
+        long start = System.nanoTime();
+        SandboxSession s = service.open(tenant, Scope.ALL, callbacks).await();
+        try {
+          for (String cell : ANALYSIS) {
+            QuarrySandboxes.run(s, cell, defaults);
+          }
+        } finally {
+          s.close().await();
+        }
+        return (System.nanoTime() - start) / 1e6;
+      });
+      rows.add(new Row(system, "10-cell analysis: open (warm) + 10 cells + close", analysis));
+      return new Quarry(cold, warm, trivial, overhead, analysis);
+    } finally {
+      service.close().await();
+    }
   }
 
   record Baselines(Percentiles runTrivial, Percentiles execTrivial, Percentiles execAnalysis) {}
@@ -131,12 +279,23 @@ public final class SandboxBench {
     void run() throws Exception;
   }
 
+  /** A step that measures itself (leaving out its own set-up and tear-down); milliseconds. */
+  interface Measured {
+    double run() throws Exception;
+  }
+
   static Percentiles time(int n, Step step) throws Exception {
-    double[] millis = new double[n];
-    for (int i = 0; i < n; i++) {
+    return time(n, () -> {
       long start = System.nanoTime();
       step.run();
-      millis[i] = (System.nanoTime() - start) / 1e6;
+      return (System.nanoTime() - start) / 1e6;
+    });
+  }
+
+  static Percentiles time(int n, Measured step) throws Exception {
+    double[] millis = new double[n];
+    for (int i = 0; i < n; i++) {
+      millis[i] = step.run();
     }
     Percentiles p = Percentiles.of(millis);
     System.out.printf(Locale.ROOT, "  %d runs: p50 %.1f ms, p95 %.1f ms%n", n, p.p50(), p.p95());
