@@ -83,6 +83,14 @@ class EscapeCorpusTest {
     otherCanary = "CANARY-OTHER-TENANT-" + UUID.randomUUID();
 
     db = TestDatabase.create();
+    try (java.sql.Connection c = db.jdbc();
+        java.sql.PreparedStatement s = c.prepareStatement("INSERT INTO tenants (id, name) VALUES (?, ?)")) {
+      for (UUID t : List.of(tenant, otherTenant)) {
+        s.setObject(1, t);
+        s.setString(2, "escape-" + t);
+        s.executeUpdate();
+      }
+    }
     vertx = Vertx.vertx();
     pool = Database.pool(vertx, db.config());
     dataDir = Files.createTempDirectory("quarry-escape");
