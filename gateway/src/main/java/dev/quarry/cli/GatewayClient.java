@@ -70,6 +70,48 @@ final class GatewayClient {
     }
   }
 
+  /**
+   * POSTs JSON and reads the answer as server-sent events, handing each (name, JSON data) to
+   * {@code events} as it arrives. An error status is thrown as for any other call.
+   */
+  void postEventStream(String path, Object body, java.util.function.BiConsumer<String, JsonNode> events) {
+    HttpRequest request;
+    try {
+      request = request(path)
+          .header("Content-Type", "application/json")
+          .header("Accept", "text/event-stream")
+          .POST(BodyPublishers.ofString(JSON.writeValueAsString(body)))
+          .build();
+    } catch (IOException e) {
+      throw new CliFailure("cannot encode the request: " + e.getMessage());
+    }
+    try {
+      var response = http.send(request, BodyHandlers.ofLines());
+      if (response.statusCode() >= 400) {
+        throw GatewayError.from(new Reply(response.statusCode(),
+            String.join("\n", (Iterable<String>) response.body()::iterator)));
+      }
+      String event = "message";
+      for (String line : (Iterable<String>) response.body()::iterator) {
+        if (line.startsWith("event:")) {
+          event = line.substring(6).trim();
+        } else if (line.startsWith("data:")) {
+          events.accept(event, JSON.readTree(line.substring(5).trim()));
+        } else if (line.isEmpty()) {
+          event = "message";
+        }
+      }
+    } catch (IOException e) {
+      if (isConnectFailure(e)) {
+        throw new GatewayUnreachable(url());
+      }
+      throw new CliFailure("request to " + request.uri() + " failed: " + describe(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliFailure("interrupted");
+    }
+  }
+
   Reply delete(String path) {
     return send(request(path).DELETE().build());
   }

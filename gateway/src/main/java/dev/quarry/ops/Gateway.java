@@ -3,6 +3,8 @@ package dev.quarry.ops;
 import dev.quarry.api.ApiRoutes;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
@@ -28,13 +30,21 @@ public final class Gateway extends VerticleBase {
   private static final long DRAIN_SECONDS = 10;
 
   private final Config config;
+  private final SandboxSettings sandboxSettings;
+  private SandboxService sandboxes;
   private Pool pool;
   private HttpServer server;
   private Reembedder reembedder;
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
 
   public Gateway(Config config) {
+    this(config, null);
+  }
+
+  /** @param sandboxSettings null reads them from the QUARRY_SANDBOX_* environment at start */
+  public Gateway(Config config, SandboxSettings sandboxSettings) {
     this.config = config;
+    this.sandboxSettings = sandboxSettings;
   }
 
   @Override
@@ -45,14 +55,22 @@ public final class Gateway extends VerticleBase {
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           SearchService search = new SearchService(vertx, pool, embedder, config);
           reembedder = new Reembedder(vertx, pool, embedder);
+          sandboxes = new SandboxService(vertx,
+              sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv()),
+              documentsFs::sync);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
               new DocumentStore(pool, documentsFs),
-              search, reembedder::status);
+              search, reembedder::status, sandboxes, null);
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start).
-          return search.prepare()
+          // Without Docker the knowledge base still serves; executions answer 503 until it is back.
+          Future<Void> reaped = sandboxes.start().recover(e -> {
+            log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
+            return Future.succeededFuture();
+          });
+          return Future.join(search.prepare(), reaped)
               .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
                   .listen(config.httpPort()))
               .map(listening -> {
@@ -94,7 +112,9 @@ public final class Gateway extends VerticleBase {
     Future<Void> serverClosed = server == null
         ? Future.succeededFuture()
         : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
-    return Future.join(reembedStopped, serverClosed)
+    // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
+    Future<Void> sandboxesClosed = sandboxes == null ? Future.succeededFuture() : sandboxes.close();
+    return Future.join(reembedStopped, serverClosed, sandboxesClosed)
         .eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
   }
 }

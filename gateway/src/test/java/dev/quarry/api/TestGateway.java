@@ -2,6 +2,7 @@ package dev.quarry.api;
 
 import dev.quarry.ops.Config;
 import dev.quarry.ops.Gateway;
+import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.client.WebClient;
@@ -42,11 +43,16 @@ public final class TestGateway implements AutoCloseable {
   }
 
   public static TestGateway start() throws IOException {
+    return start(null);
+  }
+
+  /** With these sandbox settings instead of the environment's (tests that run code). */
+  public static TestGateway start(SandboxSettings sandboxes) throws IOException {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
     Config config = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
     Vertx vertx = Vertx.vertx();
-    Gateway gateway = new Gateway(config);
+    Gateway gateway = new Gateway(config, sandboxes);
     vertx.deployVerticle(gateway).await();
     return new TestGateway(database, dataDir, vertx, gateway, config);
   }
