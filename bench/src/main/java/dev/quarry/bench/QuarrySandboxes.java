@@ -1,5 +1,6 @@
 package dev.quarry.bench;
 
+import dev.quarry.api.GatewayCallbacks;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.sandbox.Callbacks;
@@ -17,7 +18,6 @@ import dev.quarry.store.DocumentsFs;
 import dev.quarry.tenancy.Tenants;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,28 +87,25 @@ final class QuarrySandboxes implements AutoCloseable {
     return tenant;
   }
 
-  /** The search callback as the gateway serves it, timing the SearchService part of each call. */
+  /** The gateway's own callbacks for the tenant, timing the SearchService part of each search. */
   Callbacks callbacks() {
-    SearchService search = stack.search();
+    SearchService timed = stack.search();
+    Callbacks gateway = new GatewayCallbacks(timed, documents, db.config(), tenant, Scope.ALL, null);
     return new Callbacks() {
       @Override
       public Future<JsonArray> search(String query, int limit) {
         long start = System.nanoTime();
-        return search.search(tenant, new SearchRequest(query, limit, null)).map(hits -> {
-          lastSearchNanos.set(System.nanoTime() - start);
-          return new JsonArray(hits.stream().map(h -> (Object) h.toJson()).toList());
-        });
+        return gateway.search(query, limit).onSuccess(r -> lastSearchNanos.set(System.nanoTime() - start));
       }
 
       @Override
       public Future<JsonArray> listDocuments() {
-        return documents.list(tenant).map(list -> new JsonArray(list.stream()
-            .map(d -> (Object) new JsonObject().put("id", d.id().toString()).put("title", d.title())).toList()));
+        return gateway.listDocuments();
       }
 
       @Override
       public Future<String> llm(String prompt) {
-        return Future.failedFuture(new IllegalStateException("no model in the sandbox benchmark"));
+        return gateway.llm(prompt);
       }
     };
   }

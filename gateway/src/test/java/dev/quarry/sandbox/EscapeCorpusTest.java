@@ -2,12 +2,12 @@ package dev.quarry.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.quarry.api.GatewayCallbacks;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.proto.sandbox.v1.CallbackKind;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.search.OnnxEmbedder;
-import dev.quarry.search.SearchRequest;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import dev.quarry.store.DocumentStore;
@@ -162,6 +162,9 @@ class EscapeCorpusTest {
     } finally {
       session.close().await();
     }
+    System.out.printf("escape %s %s -> %s %s (%d ms)%n", payload.id(), payload.expect(), outcome.status(),
+        outcome.error() == null ? "" : outcome.error().type() + ": " + abbreviate(outcome.error().message()),
+        outcome.durationMs());
     String everything = outcome.toToolResult().encode() + "\n" + recorder.seen();
     assertThat(everything).as("the gateway's environment leaked").doesNotContain(envCanary);
     assertThat(everything).as("another tenant's document leaked")
@@ -215,9 +218,13 @@ class EscapeCorpusTest {
     }
   }
 
-  /** The gateway's callbacks, bound to the sandbox's tenant: what the code gets, and all it gets. */
+  /**
+   * The gateway's own callbacks, bound to the sandbox's tenant: what the code gets, and all it gets.
+   * The model is the one stand-in: no model is reachable here, so llm answers with a fixed text.
+   */
   private Callbacks callbacks() {
-    return new TenantCallbacks(search, documents, tenant);
+    return new GatewayCallbacks(search, documents, db.config(), tenant, Scope.ALL,
+        prompt -> Future.succeededFuture("a fixed answer of the model stand-in"));
   }
 
   private List<String> containersOf(Map<String, String> labels) {
@@ -307,30 +314,8 @@ class EscapeCorpusTest {
     }
   }
 
-  /**
-   * The gateway's side of the callbacks, bound to one tenant: search and the document list of that
-   * tenant only, whatever the code asks for. {@code llm} answers with a fixed text: no model is
-   * reachable here, and what matters is that the code gets nothing but its own tenant's data.
-   */
-  private record TenantCallbacks(SearchService search, DocumentStore documents, UUID tenantId) implements Callbacks {
-    @Override
-    public Future<JsonArray> search(String query, int limit) {
-      return search.search(tenantId, new SearchRequest(query, limit, null))
-          .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException
-              ? CallbackFailure.valueError(e.getMessage()) : e))
-          .map(hits -> new JsonArray(hits.stream().map(h -> (Object) h.toJson()).toList()));
-    }
-
-    @Override
-    public Future<JsonArray> listDocuments() {
-      return documents.list(tenantId).map(list -> new JsonArray(list.stream()
-          .map(d -> (Object) new JsonObject().put("id", d.id().toString()).put("title", d.title())).toList()));
-    }
-
-    @Override
-    public Future<String> llm(String prompt) {
-      return Future.succeededFuture("a fixed answer of the model stand-in");
-    }
+  private static String abbreviate(String s) {
+    return s.length() <= 160 ? s : s.substring(0, 160) + "...";
   }
 
   /** A session, failing the case (not hanging the run) when no sandbox comes up in time. */
