@@ -15,7 +15,10 @@ if [[ " ${which[*]} " =~ " sandbox " || " ${which[*]} " =~ " all " ]] && [[ -z "
     -t quarry-sandbox:bench . >/dev/null
   export QUARRY_SANDBOX_IMAGE=quarry-sandbox:bench
 fi
+# This checkout's own modules, not the copies in ~/.m2: those are whatever the last `mvn install` of
+# any checkout on the machine put there, and may be rewritten while the bench runs.
+deps=$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/dev/quarry/' | paste -sd: -)
 exec java --enable-native-access=ALL-UNNAMED -Xmx6g \
   -Dbench.command="./quarry bench ${which[*]}" \
-  -cp "bench/target/classes:$(cat bench/target/classpath.txt)" \
+  -cp "bench/target/classes:gateway/target/classes:proto/target/classes:$deps" \
   dev.quarry.bench.BenchMain "${which[@]}"
