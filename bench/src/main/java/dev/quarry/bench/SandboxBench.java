@@ -43,6 +43,7 @@ public final class SandboxBench {
       "print(len(str(2 ** 1000)))",
       "print({'answer': 42})");
 
+  static final String ECHO_CELL = "print(await llm('x'))";
   static final String LIST_CELL = "docs = await list_documents()\nprint(len(docs))";
 
   static final int RUN_TRIVIAL = 10;
@@ -218,6 +219,8 @@ public final class SandboxBench {
         overhead = new Percentiles(SEARCH_CELLS, overheadP50, Double.NaN, Double.NaN, Double.NaN);
         System.out.printf(Locale.ROOT, "  callback overhead p50: %.2f ms%n", overheadP50);
 
+        rows.add(new Row(system, "cell with one callback answered at once (llm stand-in: the bare round trip)",
+            time(SEARCH_CELLS, () -> expect(QuarrySandboxes.run(session, ECHO_CELL, defaults).stdout(), "ok\n"))));
         rows.add(new Row(system, "cell with one list_documents callback (20 short entries)", time(SEARCH_CELLS,
             () -> expect(QuarrySandboxes.run(session, LIST_CELL, defaults).stdout(), "20\n"))));
 
