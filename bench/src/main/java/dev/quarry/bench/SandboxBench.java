@@ -81,6 +81,7 @@ public final class SandboxBench {
   }
 
   public String run() throws Exception {
+    String loadBefore = loadAverage();
     Map<String, String> env = System.getenv();
     SandboxSettings settings = SandboxSettings.fromEnv(env);
     SandboxLimits limits = settings.limits();
@@ -117,6 +118,8 @@ public final class SandboxBench {
         characters. Sequential, one at a time, after one warm-up of each kind.
 
         """, settings.image(), limits.memoryBytes() >> 20, limits.nanoCpus() / 1e9, limits.pidsLimit()));
+    md.append(String.format(Locale.ROOT, "Load average (1, 5, 15 min) before: %s; after: %s (this machine's two"
+        + " cores are shared with other work; figures move with it).%n%n", loadBefore, loadAverage()));
     md.append(header()).append('\n');
     rows.forEach(r -> md.append(r.markdown()).append('\n'));
     md.append('\n').append(String.format(Locale.ROOT, """
@@ -139,6 +142,15 @@ public final class SandboxBench {
     rows.forEach(r -> System.out.println(r.markdown()));
     verdicts.forEach(System.out::println);
     return md.toString();
+  }
+
+  private static String loadAverage() {
+    try {
+      String[] f = java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " " + f[1] + " " + f[2];
+    } catch (java.io.IOException | RuntimeException e) {
+      return "unknown";
+    }
   }
 
   private static String verdict(String target, double value, double limit) {
