@@ -9,10 +9,15 @@ import dev.quarry.ops.Config;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
-import dev.quarry.tenancy.Tenants;
+import dev.quarry.tenancy.ApiKeys;
+import dev.quarry.tenancy.Quota;
+import dev.quarry.tenancy.QuotaExceeded;
+import dev.quarry.tenancy.Quotas;
+import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.FileUpload;
 import io.vertx.ext.web.Router;
@@ -38,6 +43,8 @@ public final class ApiRoutes {
   private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
   private static final String TENANT_KEY = "quarry.tenant";
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
+  private static final long ADMIN_BODY_LIMIT = 16 * 1024;
+  private static final String BEARER = "Bearer ";
   private static final String JSON = "application/json";
 
   private final Vertx vertx;
@@ -47,10 +54,14 @@ public final class ApiRoutes {
   private final DocumentStore documentStore;
   private final SearchService searchService;
   private final Supplier<Reembedder.Status> reembedding;
+  private final TenantStore tenants;
+  private final Quotas quotas;
+  private final AdminRoutes admin;
 
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
       DocumentStore documentStore, SearchService searchService,
-      Supplier<Reembedder.Status> reembedding) {
+      Supplier<Reembedder.Status> reembedding, TenantStore tenants, Quotas quotas,
+      DocumentsFs documentsFs) {
     this.vertx = vertx;
     this.pool = pool;
     this.config = config;
@@ -58,6 +69,9 @@ public final class ApiRoutes {
     this.documentStore = documentStore;
     this.searchService = searchService;
     this.reembedding = reembedding;
+    this.tenants = tenants;
+    this.quotas = quotas;
+    this.admin = new AdminRoutes(tenants, quotas, documentsFs);
   }
 
   /** Where multipart uploads are spooled while a request is handled. */
@@ -78,16 +92,70 @@ public final class ApiRoutes {
     router.get("/v1/documents/:id/toc").handler(this::toc);
     router.get("/v1/documents/:id/content").handler(this::content);
     router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
+    admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
     return router;
   }
 
-  /** Every request runs as the default tenant until API keys map requests to tenants. */
+  /**
+   * Who is asking. Probes are open; {@code /v1/admin/} takes the admin token; everything else an
+   * API key, from which alone the tenant comes (never from a request field), and counts against
+   * that tenant's requests per minute.
+   */
   private void resolveTenant(RoutingContext ctx) {
-    ctx.put(TENANT_KEY, Tenants.DEFAULT);
-    ctx.next();
+    String path = ctx.request().path();
+    if (path.equals("/healthz") || path.equals("/readyz")) {
+      ctx.next();
+      return;
+    }
+    String credential = bearer(ctx);
+    if (path.equals(AdminRoutes.PREFIX) || path.startsWith(AdminRoutes.PREFIX + "/")) {
+      String token = config.tenancy().adminToken();
+      if (token.isEmpty()) {
+        ctx.fail(new ApiError(403, "admin_disabled",
+            "the admin API is off; start the gateway with QUARRY_ADMIN_TOKEN set to use it"));
+      } else if (credential == null || !ApiKeys.sameSecret(credential, token)) {
+        ctx.fail(unauthorized("the admin API takes 'Authorization: Bearer <QUARRY_ADMIN_TOKEN>'"));
+      } else {
+        ctx.next();
+      }
+      return;
+    }
+    if (credential == null) {
+      ctx.fail(unauthorized("send an API key as 'Authorization: Bearer <key>'"));
+      return;
+    }
+    // The body waits while the key is looked up: the body handler further on must see all of it.
+    HttpServerRequest request = ctx.request();
+    request.pause();
+    tenants.authenticate(credential)
+        .compose(found -> found.isEmpty()
+            ? Future.failedFuture(unauthorized("the API key is not valid (unknown, malformed or revoked)"))
+            : quotas.admitRequest(found.get()).map(admitted -> found.get()))
+        .onSuccess(tenant -> {
+          ctx.put(TENANT_KEY, tenant);
+          ctx.next();
+          request.resume();
+        })
+        .onFailure(err -> {
+          request.resume();
+          ctx.fail(err);
+        });
+  }
+
+  private static String bearer(RoutingContext ctx) {
+    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+      return null;
+    }
+    String credential = header.substring(BEARER.length()).strip();
+    return credential.isEmpty() ? null : credential;
+  }
+
+  private static ApiError unauthorized(String message) {
+    return new ApiError(401, "unauthorized", message);
   }
 
   private static UUID tenant(RoutingContext ctx) {
@@ -129,8 +197,15 @@ public final class ApiRoutes {
 
   private void ingest(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
-    ingestRequest(ctx)
-        .compose(request -> ingestService.ingest(tenant, request))
+    quotas.limits(tenant)
+        .compose(limits -> ingestRequest(ctx).compose(request -> {
+          long maxDocument = limits.of(Quota.DOCUMENT_BYTES);
+          if (request.bytes().length > maxDocument) {
+            return Future.failedFuture(new QuotaExceeded(Quota.DOCUMENT_BYTES, maxDocument, 3600,
+                "'" + request.fileName() + "' has " + request.bytes().length + " bytes"));
+          }
+          return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES));
+        }))
         .eventually(() -> discardUploads(ctx))
         .onSuccess(result -> replyJson(ctx,
             result.status() == IngestResult.Status.UNCHANGED ? 200 : 201, WireFormat.ingested(result)))
@@ -230,6 +305,11 @@ public final class ApiRoutes {
       ctx.request().connection().close();
       return;
     }
+    if (unwrap(ctx.failure()) instanceof QuotaExceeded over) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
+    } else if (error.status() == 401) {
+      ctx.response().putHeader("WWW-Authenticate", "Bearer");
+    }
     discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), WireFormat.error(error)));
   }
 
@@ -252,6 +332,7 @@ public final class ApiRoutes {
     return switch (failure) {
       case ApiError e -> e;
       case IngestException e -> ingestError(e);
+      case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);

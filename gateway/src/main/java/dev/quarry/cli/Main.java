@@ -22,6 +22,7 @@ import picocli.CommandLine.Spec;
         DeleteCommand.class,
         TocCommand.class,
         ItemsCommand.class,
+        AdminCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

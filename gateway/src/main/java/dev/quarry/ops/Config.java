@@ -25,7 +25,10 @@ public record Config(
     String embeddingApiKey,
     int searchDefaultLimit,
     int searchMaxLimit,
-    int maxQueryChars) {
+    int maxQueryChars,
+    String pgAppUser,
+    String pgAppPassword,
+    TenancySettings tenancy) {
 
   public static Config fromEnv() {
     return fromEnv(System.getenv());
@@ -50,32 +53,46 @@ public record Config(
         s.string("QUARRY_EMBEDDING_API_KEY", env.getOrDefault("OPENAI_API_KEY", "")),
         s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),
         s.integer("QUARRY_SEARCH_MAX_LIMIT", 100, 1, 1000),
-        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000));
+        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000),
+        s.string("QUARRY_PG_APP_USER", "quarry_app"),
+        s.string("QUARRY_PG_APP_PASSWORD", "quarry_app"),
+        TenancySettings.fromEnv(env));
   }
 
   /** The same settings with another database name: tests use one database per test class. */
   public Config withDatabase(String database) {
     return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
   }
 
   public Config withDataDir(Path dir) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
   }
 
   public Config withHttpPort(int port) {
     return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
   }
 
   public Config withMaxUploadBytes(long bytes) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
+  }
+
+  public Config withTenancy(TenancySettings settings) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        settings);
   }
 
   public String jdbcUrl() {
@@ -89,10 +106,26 @@ public record Config(
     }
   }
 
-  private record Settings(Map<String, String> env) {
+  record Settings(Map<String, String> env) {
     String string(String name, String dflt) {
       String v = env.get(name);
       return v == null || v.isBlank() ? dflt : v.trim();
+    }
+
+    long longInteger(String name, long dflt, long min, long max) {
+      String v = env.get(name);
+      if (v == null || v.isBlank()) {
+        return dflt;
+      }
+      try {
+        long n = Long.parseLong(v.trim());
+        if (n < min || n > max) {
+          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
+        }
+        return n;
+      } catch (NumberFormatException e) {
+        throw new InvalidSetting(name + "=" + v + " is not an integer");
+      }
     }
 
     int integer(String name, int dflt, int min, int max) {

@@ -9,6 +9,8 @@ import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
+import dev.quarry.tenancy.Quotas;
+import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
@@ -48,11 +50,13 @@ public final class Gateway extends VerticleBase {
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
               new DocumentStore(pool, documentsFs),
-              search, reembedder::status);
+              search, reembedder::status, new TenantStore(pool), new Quotas(pool, config.tenancy()),
+              documentsFs);
+          Pool ownerPool = Database.ownerPool(vertx, config);
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start).
-          return search.prepare()
+          return search.prepare(ownerPool).eventually(ownerPool::close)
               .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
                   .listen(config.httpPort()))
               .map(listening -> {

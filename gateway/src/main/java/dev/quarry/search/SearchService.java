@@ -1,6 +1,7 @@
 package dev.quarry.search;
 
 import dev.quarry.ops.Config;
+import dev.quarry.store.Database;
 import dev.quarry.search.ContextExpander.Item;
 import dev.quarry.search.ContextExpander.RankedHit;
 import dev.quarry.search.SearchSql.Param;
@@ -73,11 +74,12 @@ public final class SearchService {
   }
 
   /**
-   * Ensures the HNSW index for this embedder's model exists; call once at start-up, before
+   * Ensures the HNSW index for this embedder's model exists, through a pool of the tables' owner
+   * (the app role may not create indexes); call once at start-up, before
    * traffic (on a large table the first build takes a while and blocks writes to chunks).
    */
-  public Future<Void> prepare() {
-    return pool.query(sql.createVectorIndex).execute().mapEmpty();
+  public Future<Void> prepare(Pool ownerPool) {
+    return ownerPool.query(sql.createVectorIndex).execute().mapEmpty();
   }
 
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
@@ -205,7 +207,9 @@ public final class SearchService {
     return pool.withConnection(conn -> {
       // jit off: the plan's cost estimate grows with the corpus past jit_above_cost, and compiling
       // the expressions then takes longer (tens of ms) than running the whole statement.
-      Future<?> begin = conn.query("BEGIN; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+      // The tenant rides in the same round trip: row-level security then holds the statement to it.
+      Future<?> begin = conn.query("BEGIN; " + Database.setTenant(args.tenantId()) + "; "
+          + "SET LOCAL hnsw.iterative_scan = relaxed_order; "
           + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off").execute();
       Future<RowSet<Row>> rows = conn.preparedQuery(statement.sql()).execute(tuple);
       Future<?> commit = conn.query("COMMIT").execute();

@@ -89,7 +89,7 @@ class SearchAtScaleTest {
     long t1 = System.nanoTime();
     // After the load, as a migration of an existing corpus would: one bulk HNSW build is far
     // cheaper than inserting into the graph row by row.
-    search.prepare().await();
+    db.prepare(vertx, search);
     System.out.printf("[search-bench] loaded %d chunks (with BM25 triggers) in %d ms;"
         + " HNSW build %d ms%n", docs.size(), (t1 - t0) / 1_000_000,
         (System.nanoTime() - t1) / 1_000_000);
