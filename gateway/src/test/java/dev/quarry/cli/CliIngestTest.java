@@ -114,7 +114,7 @@ class CliIngestTest {
       port = socket.getLocalPort();
     }
     Path file = Files.writeString(dir.resolve("a.md"), "# A\n\ntext\n");
-    CliRun run = CliRun.of("ingest", "--url", "http://localhost:" + port, file.toString());
+    CliRun run = CliRun.of("ingest", "--url", "http://localhost:" + port, "--api-key", "any", file.toString());
     assertThat(run.exitCode()).isEqualTo(Main.UNREACHABLE);
     assertThat(run.err().lines().toList()).singleElement().satisfies(line -> assertThat(line)
         .contains("isn't running at http://localhost:" + port).contains("./quarry serve"));
