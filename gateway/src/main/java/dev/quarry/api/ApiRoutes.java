@@ -45,6 +45,7 @@ public final class ApiRoutes {
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
   private static final long ADMIN_BODY_LIMIT = 16 * 1024;
   private static final String BEARER = "Bearer ";
+  private static final String FORM_DECODER_PACKAGE = "io.netty.handler.codec.http.multipart.";
   private static final String JSON = "application/json";
 
   private final Vertx vertx;
@@ -105,6 +106,13 @@ public final class ApiRoutes {
    * that tenant's requests per minute.
    */
   private void resolveTenant(RoutingContext ctx) {
+    try {
+      // Routes match on the decoded path; a malformed escape would otherwise fail deep in routing.
+      ctx.normalizedPath();
+    } catch (IllegalArgumentException e) {
+      ctx.fail(ApiError.badRequest("invalid_path", "the request path is not valid: " + e.getMessage()));
+      return;
+    }
     String path = ctx.request().path();
     if (path.equals("/healthz") || path.equals("/readyz")) {
       ctx.next();
@@ -336,6 +344,12 @@ public final class ApiRoutes {
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);
+      case Exception e when e.getClass().getName().startsWith(FORM_DECODER_PACKAGE) ->
+          // Netty's form decoder, reading a form body the client sent where none was expected or
+          // one it built wrong: the client's doing, so a 4xx that says so.
+          e.getClass().getSimpleName().startsWith("TooLong") || e.getClass().getSimpleName().startsWith("TooMany")
+              ? new ApiError(413, "too_large", "the form body has a field too large or too many fields")
+              : ApiError.badRequest("bad_request", "the form body could not be read");
       default -> {
         log.error("unexpected failure on {} {}", ctx.request().method(), ctx.request().path(), failure);
         yield new ApiError(500, "internal", "internal error; the gateway log has the details");
