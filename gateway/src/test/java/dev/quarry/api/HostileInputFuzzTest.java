@@ -37,12 +37,13 @@ import org.junit.jupiter.api.TestInstance;
 @DisplayName("Hostile input: random, malformed and oversized requests on every endpoint")
 class HostileInputFuzzTest {
   private static final int REQUESTS = 400;
+  private static final String PUNCTUATION = "\"\\/'<>{}[]%&?#";
   /** Every request gets an answer well within this; one that does not fails the test. */
   private static final long AWAIT_SECONDS = 30;
   private static final long TIME_BUDGET_MS = TimeUnit.SECONDS.toMillis(120);
   private static final String[] CONTENT_TYPES = {"application/json", "text/plain", "multipart/form-data",
       "multipart/form-data; boundary=x", "application/json; charset=utf-16", "", "application/x-www-form-urlencoded",
-      "text/markdown", "application/octet-stream", "application/json\u0000"};
+      "text/markdown", "application/octet-stream", "application/json;;; charset=\"x"};
 
   private TestGateway gateway;
   private TestGateway.NewTenant tenant;
@@ -107,7 +108,7 @@ class HostileInputFuzzTest {
       sent++;
     }
     assertThat(failures).as("seed " + seed).isEmpty();
-    assertThat(sent).isGreaterThan(REQUESTS / 2);
+    assertThat(sent).as("requests that reached the gateway").isGreaterThan(REQUESTS * 9 / 10);
 
     // Still serving, for everybody.
     assertThat(gateway.bareClient().get("/healthz").send().await().statusCode()).isEqualTo(200);
@@ -155,7 +156,7 @@ class HostileInputFuzzTest {
       case "tenant" -> "Bearer " + tenant.apiKey();
       case "admin" -> "Bearer " + TestGateway.ADMIN_TOKEN;
       case "none" -> null;
-      case "garbage" -> randomText(r, 40);
+      case "garbage" -> pick(r, "Bearer ", "Basic ", "bearer ", "") + printable(r, 60);
       default -> "Bearer qk_" + "a".repeat(12) + "_" + "Z".repeat(r.nextInt(3000));
     };
     String contentType = pick(r, CONTENT_TYPES);
@@ -284,6 +285,15 @@ class HostileInputFuzzTest {
     }
   }
 
+  /** Printable ASCII, as a header value may hold. */
+  private static String printable(Random r, int maxLength) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = r.nextInt(maxLength + 1); i > 0; i--) {
+      sb.append((char) (0x21 + r.nextInt(0x5e)));
+    }
+    return sb.toString();
+  }
+
   /** Random text as a client may legally put in a path: escaped, plus some stray '%' signs. */
   private static String pathText(Random r) {
     String encoded = java.net.URLEncoder.encode(randomText(r, 30), StandardCharsets.UTF_8);
@@ -297,7 +307,7 @@ class HostileInputFuzzTest {
       sb.append(switch (r.nextInt(6)) {
         case 0 -> (char) (r.nextInt(0x20));
         case 1 -> (char) (0x80 + r.nextInt(0x2000));
-        case 2 -> "\"\\/'<>{}[]%&?#".charAt(r.nextInt(15));
+        case 2 -> PUNCTUATION.charAt(r.nextInt(PUNCTUATION.length()));
         default -> (char) ('a' + r.nextInt(26));
       });
     }
