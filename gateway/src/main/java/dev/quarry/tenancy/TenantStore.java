@@ -8,6 +8,9 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.vertx.core.buffer.Buffer;
 import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -38,7 +41,18 @@ public final class TenantStore {
     }
   }
 
+  /**
+   * How long a looked-up key is trusted without asking the database again: a busy tenant's
+   * requests (and the ones its quota refuses) then cost no query. A key revoked here stops at
+   * once; on other replicas within this time.
+   */
+  static final long KEY_CACHE_MS = 10_000;
+  private static final int KEY_CACHE_MAX = 10_000;
+
+  private record CachedKey(UUID tenantId, long expiresAtMs) {}
+
   private final Pool pool;
+  private final Map<String, CachedKey> keyCache = new ConcurrentHashMap<>();
 
   public TenantStore(Pool pool) {
     this.pool = pool;
@@ -94,13 +108,20 @@ public final class TenantStore {
   /** False when the tenant has no such key. Revoking twice keeps the first revocation's time. */
   public Future<Boolean> revokeKey(UUID tenantId, UUID keyId) {
     return Database.inTenant(pool, tenantId,
-        conn -> conn.preparedQuery(REVOKE_KEY).execute(Tuple.of(tenantId, keyId))).map(rows -> rows.rowCount() > 0);
+            conn -> conn.preparedQuery(REVOKE_KEY).execute(Tuple.of(tenantId, keyId)))
+        .map(rows -> {
+          forgetKeysOf(tenantId);
+          return rows.rowCount() > 0;
+        });
   }
 
   /** The tenant and every row it has, in every tenant table. False when there was no such tenant. */
   public Future<Boolean> deleteTenant(UUID tenantId) {
     return Database.inTenant(pool, tenantId, conn -> conn.query(DELETE_TENANT).execute())
-        .map(rows -> rows.iterator().next().getBoolean("deleted"));
+        .map(rows -> {
+          forgetKeysOf(tenantId);
+          return rows.iterator().next().getBoolean("deleted");
+        });
   }
 
   /** The tenant of a live key; empty for a malformed, unknown or revoked one. */
@@ -108,8 +129,29 @@ public final class TenantStore {
     if (!ApiKeys.wellFormed(key)) {
       return Future.succeededFuture(Optional.empty());
     }
-    return pool.preparedQuery(KEY_TENANT).execute(Tuple.of(Buffer.buffer(ApiKeys.hash(key))))
-        .map(rows -> Optional.ofNullable(rows.iterator().next().getUUID("tenant_id")));
+    byte[] hash = ApiKeys.hash(key);
+    String cacheKey = HexFormat.of().formatHex(hash);
+    CachedKey cached = keyCache.get(cacheKey);
+    long now = System.currentTimeMillis();
+    if (cached != null && cached.expiresAtMs() > now) {
+      return Future.succeededFuture(Optional.of(cached.tenantId()));
+    }
+    return pool.preparedQuery(KEY_TENANT).execute(Tuple.of(Buffer.buffer(hash)))
+        .map(rows -> {
+          UUID tenant = rows.iterator().next().getUUID("tenant_id");
+          if (tenant != null) {
+            if (keyCache.size() >= KEY_CACHE_MAX) {
+              keyCache.clear();
+            }
+            keyCache.put(cacheKey, new CachedKey(tenant, now + KEY_CACHE_MS));
+          }
+          return Optional.ofNullable(tenant);
+        });
+  }
+
+  /** Drops the tenant's cached keys (which of them changed is not known here: all go). */
+  private void forgetKeysOf(UUID tenantId) {
+    keyCache.values().removeIf(k -> k.tenantId().equals(tenantId));
   }
 
   private static Tuple keyTuple(UUID tenantId, ApiKeys.Generated generated, String name) {
