@@ -96,9 +96,28 @@ public final class TestDatabase implements AutoCloseable {
     Config base = Config.fromEnv();
     try (Connection c = DriverManager.getConnection(base.jdbcUrl(), base.pgUser(), base.pgPassword());
         Statement s = c.createStatement()) {
+      awaitAppSessionsGone(s);
       s.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     } catch (SQLException e) {
       throw new IllegalStateException("cannot drop test database " + name, e);
+    }
+  }
+
+  /**
+   * The app role's sessions end a moment after their pool closed the sockets, and the owner may
+   * not terminate another role's sessions (what WITH (FORCE) would do): wait for them, bounded.
+   */
+  private void awaitAppSessionsGone(Statement s) throws SQLException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    while (System.nanoTime() < deadline) {
+      try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = '"
+          + name + "' AND usename = '" + config.pgAppUser() + "'")) {
+        rs.next();
+        if (rs.getLong(1) == 0) {
+          return;
+        }
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
     }
   }
 }
