@@ -76,7 +76,31 @@ public final class BenchDatabase implements AutoCloseable {
   @Override
   public void close() {
     if (!keep) {
+      awaitAppSessionsGone();
       admin(base, "DROP DATABASE IF EXISTS " + config.pgDatabase() + " WITH (FORCE)");
+    }
+  }
+
+  /**
+   * The gateway's role (quarry_app) closes its sessions a moment after its pool does, and the
+   * owner may not terminate another role's sessions: wait for them, bounded.
+   */
+  private void awaitAppSessionsGone() {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    try (Connection c = DriverManager.getConnection(base.jdbcUrl(), base.pgUser(), base.pgPassword());
+        Statement s = c.createStatement()) {
+      while (System.nanoTime() < deadline) {
+        try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = '"
+            + config.pgDatabase() + "' AND usename = '" + config.pgAppUser() + "'")) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return;
+          }
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+      }
+    } catch (SQLException e) {
+      // the DROP below reports what is wrong
     }
   }
 
