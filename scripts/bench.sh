@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|sandbox|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|sandbox|tenants|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAVA_HOME=${JAVA_HOME:-$(scripts/setup.sh --print-java-home)}

@@ -5,7 +5,9 @@
 #
 # Assumes setup and build were done (PostgreSQL running, gateway/target/*.jar built).
 # Environment: JAVA_HOME (optional); QUARRY_DEMO_PORT to pin the port (default: any free port);
-# the gateway's own QUARRY_* settings (database etc.) are passed through.
+# the gateway's own QUARRY_* settings (database etc.) are passed through. The demo works as the
+# default tenant, with an API key it makes through the admin API (QUARRY_ADMIN_TOKEN, a random one
+# unless set).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,6 +57,7 @@ step() {
 }
 
 step "Starting the gateway"
+export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-demo-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-$work/data}" \
   "$java" -jar "$jar" serve --port "${QUARRY_DEMO_PORT:-0}" >"$log" 2>&1 &
 gateway_pid=$!
@@ -83,6 +86,11 @@ until curl -fsS "$url/readyz" >/dev/null 2>&1; do
   sleep 0.5
 done
 echo "gateway ready at $url"
+
+step "An API key for the default tenant (quarry admin keys create)"
+QUARRY_API_KEY="$(quarry admin keys create --name demo --key-only 00000000-0000-0000-0000-000000000001)"
+export QUARRY_API_KEY
+echo "key ${QUARRY_API_KEY:0:15}… (every other command sends it as Authorization: Bearer)"
 
 step "Ingesting the example corpus: $(ls "$corpus" | tr '\n' ' ')"
 quarry ingest "$corpus"

@@ -292,6 +292,27 @@ SQL
     say "role quarry created/updated"
 }
 
+# The gateway's own role: it neither owns the tables nor bypasses row-level security, so
+# PostgreSQL itself keeps tenants apart (the migrations, run as quarry, grant it what it needs).
+ensure_app_role() {
+    local attrs
+    attrs=$(pg_super -d postgres -c "select rolcanlogin::text || rolsuper::text || rolbypassrls::text from pg_roles where rolname = 'quarry_app'")
+    if [[ $attrs == truefalsefalse ]]; then
+        return 0
+    fi
+    pg_super -d postgres <<'SQL'
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'quarry_app') THEN
+        CREATE ROLE quarry_app;
+    END IF;
+END
+$$;
+ALTER ROLE quarry_app WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD 'quarry_app';
+SQL
+    say "role quarry_app created/updated"
+}
+
 ensure_database() {
     local owner
     owner=$(pg_super -d postgres -c "select pg_get_userbyid(datdba) from pg_database where datname = 'quarry'")
@@ -367,6 +388,7 @@ SQL
 step_database() {
     ensure_server_settings
     ensure_role
+    ensure_app_role
     ensure_database
     ensure_vector_extension
     ensure_tcp_password_auth

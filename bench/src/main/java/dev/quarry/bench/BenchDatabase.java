@@ -44,14 +44,63 @@ public final class BenchDatabase implements AutoCloseable {
     return config;
   }
 
+  /**
+   * As the tables' owner, opted in to every tenant's rows (V7's maintenance path): the bench loads
+   * corpora and reads figures across tenants. The service itself never works this way.
+   */
   public Connection jdbc() throws SQLException {
-    return DriverManager.getConnection(config.jdbcUrl(), config.pgUser(), config.pgPassword());
+    Connection c = DriverManager.getConnection(config.jdbcUrl(), config.pgUser(), config.pgPassword());
+    try (Statement s = c.createStatement()) {
+      s.execute("SET quarry.all_tenants = on");
+    } catch (SQLException e) {
+      c.close();
+      throw e;
+    }
+    return c;
+  }
+
+  /** A live API key of the tenant, written straight into the database. */
+  public String createKey(java.util.UUID tenant) throws SQLException {
+    dev.quarry.tenancy.ApiKeys.Generated key = dev.quarry.tenancy.ApiKeys.generate();
+    try (Connection c = jdbc(); java.sql.PreparedStatement s = c.prepareStatement(
+        "INSERT INTO api_keys (id, tenant_id, prefix, key_hash, name) VALUES (?, ?, ?, ?, 'bench')")) {
+      s.setObject(1, java.util.UUID.randomUUID());
+      s.setObject(2, tenant);
+      s.setString(3, key.prefix());
+      s.setBytes(4, dev.quarry.tenancy.ApiKeys.hash(key.key()));
+      s.executeUpdate();
+    }
+    return key.key();
   }
 
   @Override
   public void close() {
     if (!keep) {
+      awaitAppSessionsGone();
       admin(base, "DROP DATABASE IF EXISTS " + config.pgDatabase() + " WITH (FORCE)");
+    }
+  }
+
+  /**
+   * The gateway's role (quarry_app) closes its sessions a moment after its pool does, and the
+   * owner may not terminate another role's sessions: wait for them, bounded.
+   */
+  private void awaitAppSessionsGone() {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    try (Connection c = DriverManager.getConnection(base.jdbcUrl(), base.pgUser(), base.pgPassword());
+        Statement s = c.createStatement()) {
+      while (System.nanoTime() < deadline) {
+        try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = '"
+            + config.pgDatabase() + "' AND usename = '" + config.pgAppUser() + "'")) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return;
+          }
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+      }
+    } catch (SQLException e) {
+      // the DROP below reports what is wrong
     }
   }
 

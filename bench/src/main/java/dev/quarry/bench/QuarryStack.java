@@ -18,7 +18,12 @@ public final class QuarryStack implements AutoCloseable {
     this.pool = Database.pool(vertx, config);
     this.search = new SearchService(vertx, pool, embedder, config);
     // Builds the HNSW index on the loaded rows, as a gateway start-up does.
-    search.prepare().toCompletionStage().toCompletableFuture().get();
+    Pool owner = Database.ownerPool(vertx, config);
+    try {
+      search.prepare(owner).toCompletionStage().toCompletableFuture().get();
+    } finally {
+      owner.close().toCompletionStage().toCompletableFuture().get();
+    }
   }
 
   public SearchService search() {

@@ -10,10 +10,15 @@ import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
-import dev.quarry.tenancy.Tenants;
+import dev.quarry.tenancy.ApiKeys;
+import dev.quarry.tenancy.Quota;
+import dev.quarry.tenancy.QuotaExceeded;
+import dev.quarry.tenancy.Quotas;
+import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.FileUpload;
 import io.vertx.ext.web.Router;
@@ -39,6 +44,9 @@ public final class ApiRoutes {
   private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
   private static final String TENANT_KEY = "quarry.tenant";
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
+  private static final long ADMIN_BODY_LIMIT = 16 * 1024;
+  private static final String BEARER = "Bearer ";
+  private static final String FORM_DECODER_PACKAGE = "io.netty.handler.codec.http.multipart.";
   private static final String JSON = "application/json";
 
   private final Vertx vertx;
@@ -49,11 +57,16 @@ public final class ApiRoutes {
   private final SearchService searchService;
   private final SandboxService sandboxes;
   private final Function<String, Future<String>> llm;
+  private final TenantStore tenants;
+  private final Quotas quotas;
+  private final AdminRoutes admin;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
-      DocumentStore documentStore, SearchService searchService) {
-    this(vertx, pool, config, ingestService, documentStore, searchService, null, null);
+      DocumentStore documentStore, SearchService searchService, TenantStore tenants, Quotas quotas,
+      DocumentsFs documentsFs) {
+    this(vertx, pool, config, ingestService, documentStore, searchService, tenants, quotas, documentsFs,
+        null, null);
   }
 
   /**
@@ -61,8 +74,8 @@ public final class ApiRoutes {
    * @param llm       the model behind the sandbox's llm(); null when none is configured
    */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
-      DocumentStore documentStore, SearchService searchService, SandboxService sandboxes,
-      Function<String, Future<String>> llm) {
+      DocumentStore documentStore, SearchService searchService, TenantStore tenants, Quotas quotas,
+      DocumentsFs documentsFs, SandboxService sandboxes, Function<String, Future<String>> llm) {
     this.sandboxes = sandboxes;
     this.llm = llm;
     this.vertx = vertx;
@@ -71,6 +84,9 @@ public final class ApiRoutes {
     this.ingestService = ingestService;
     this.documentStore = documentStore;
     this.searchService = searchService;
+    this.tenants = tenants;
+    this.quotas = quotas;
+    this.admin = new AdminRoutes(tenants, quotas, documentsFs);
   }
 
   /** Where multipart uploads are spooled while a request is handled. */
@@ -90,16 +106,78 @@ public final class ApiRoutes {
     router.get("/v1/documents/:id/content").handler(this::content);
     router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
     router.post("/v1/executions").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
+    admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
     return router;
   }
 
-  /** Every request runs as the default tenant until API keys map requests to tenants. */
+  /**
+   * Who is asking. Probes are open; {@code /v1/admin/} takes the admin token; everything else an
+   * API key, from which alone the tenant comes (never from a request field), and counts against
+   * that tenant's requests per minute.
+   */
   private void resolveTenant(RoutingContext ctx) {
-    ctx.put(TENANT_KEY, Tenants.DEFAULT);
-    ctx.next();
+    try {
+      // Routes match on the decoded path; a malformed escape would otherwise fail deep in routing.
+      ctx.normalizedPath();
+    } catch (IllegalArgumentException e) {
+      ctx.fail(ApiError.badRequest("invalid_path", "the request path is not valid: " + e.getMessage()));
+      return;
+    }
+    String path = ctx.request().path();
+    // Probes and metrics are open (no tenant data in either; Kubernetes' NetworkPolicy fences /metrics).
+    if (path.equals("/healthz") || path.equals("/readyz") || path.equals("/metrics")) {
+      ctx.next();
+      return;
+    }
+    String credential = bearer(ctx);
+    if (path.equals(AdminRoutes.PREFIX) || path.startsWith(AdminRoutes.PREFIX + "/")) {
+      String token = config.tenancy().adminToken();
+      if (token.isEmpty()) {
+        ctx.fail(new ApiError(403, "admin_disabled",
+            "the admin API is off; start the gateway with QUARRY_ADMIN_TOKEN set to use it"));
+      } else if (credential == null || !ApiKeys.sameSecret(credential, token)) {
+        ctx.fail(unauthorized("the admin API takes 'Authorization: Bearer <QUARRY_ADMIN_TOKEN>'"));
+      } else {
+        ctx.next();
+      }
+      return;
+    }
+    if (credential == null) {
+      ctx.fail(unauthorized("send an API key as 'Authorization: Bearer <key>'"));
+      return;
+    }
+    // The body waits while the key is looked up: the body handler further on must see all of it.
+    HttpServerRequest request = ctx.request();
+    request.pause();
+    tenants.authenticate(credential)
+        .compose(found -> found.isEmpty()
+            ? Future.failedFuture(unauthorized("the API key is not valid (unknown, malformed or revoked)"))
+            : quotas.admitRequest(found.get()).map(admitted -> found.get()))
+        .onSuccess(tenant -> {
+          ctx.put(TENANT_KEY, tenant);
+          ctx.next();
+          request.resume();
+        })
+        .onFailure(err -> {
+          request.resume();
+          ctx.fail(err);
+        });
+  }
+
+  private static String bearer(RoutingContext ctx) {
+    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+      return null;
+    }
+    String credential = header.substring(BEARER.length()).strip();
+    return credential.isEmpty() ? null : credential;
+  }
+
+  private static ApiError unauthorized(String message) {
+    return new ApiError(401, "unauthorized", message);
   }
 
   private static UUID tenant(RoutingContext ctx) {
@@ -108,8 +186,15 @@ public final class ApiRoutes {
 
   private void ingest(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
-    ingestRequest(ctx)
-        .compose(request -> ingestService.ingest(tenant, request))
+    quotas.limits(tenant)
+        .compose(limits -> ingestRequest(ctx).compose(request -> {
+          long maxDocument = limits.of(Quota.DOCUMENT_BYTES);
+          if (request.bytes().length > maxDocument) {
+            return Future.failedFuture(new QuotaExceeded(Quota.DOCUMENT_BYTES, maxDocument, 3600,
+                "'" + request.fileName() + "' has " + request.bytes().length + " bytes"));
+          }
+          return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES));
+        }))
         .eventually(() -> discardUploads(ctx))
         .onSuccess(result -> replyJson(ctx,
             result.status() == IngestResult.Status.UNCHANGED ? 200 : 201, WireFormat.ingested(result)))
@@ -219,6 +304,11 @@ public final class ApiRoutes {
       ctx.request().connection().close();
       return;
     }
+    if (unwrap(ctx.failure()) instanceof QuotaExceeded over) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
+    } else if (error.status() == 401) {
+      ctx.response().putHeader("WWW-Authenticate", "Bearer");
+    }
     discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), WireFormat.error(error)));
   }
 
@@ -241,9 +331,16 @@ public final class ApiRoutes {
     return switch (failure) {
       case ApiError e -> e;
       case IngestException e -> ingestError(e);
+      case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);
+      case Exception e when e.getClass().getName().startsWith(FORM_DECODER_PACKAGE) ->
+          // Netty's form decoder, reading a form body the client sent where none was expected or
+          // one it built wrong: the client's doing, so a 4xx that says so.
+          e.getClass().getSimpleName().startsWith("TooLong") || e.getClass().getSimpleName().startsWith("TooMany")
+              ? new ApiError(413, "too_large", "the form body has a field too large or too many fields")
+              : ApiError.badRequest("bad_request", "the form body could not be read");
       default -> {
         log.error("unexpected failure on {} {}", ctx.request().method(), ctx.request().path(), failure);
         yield new ApiError(500, "internal", "internal error; the gateway log has the details");

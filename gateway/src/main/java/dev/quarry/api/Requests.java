@@ -25,8 +25,14 @@ final class Requests {
   private Requests() {}
 
   static UUID documentId(String raw) {
+    return uuid("document id", raw);
+  }
+
+  /** {@code what} names the id in the message (an over-long one is cut: it is echoed back). */
+  static UUID uuid(String what, String raw) {
     if (raw == null || !CANONICAL_UUID.matcher(raw).matches()) {
-      throw ApiError.badRequest("invalid_id", "document id '" + raw + "' is not a UUID");
+      String shown = raw == null ? "" : raw.length() > 80 ? raw.substring(0, 80) + "…" : raw;
+      throw ApiError.badRequest("invalid_id", what + " '" + shown + "' is not a UUID");
     }
     return UUID.fromString(raw);
   }

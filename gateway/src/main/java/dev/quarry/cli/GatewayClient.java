@@ -23,8 +23,11 @@ final class GatewayClient {
 
   private final URI base;
   private final HttpClient http;
+  /** Sent as {@code Authorization: Bearer}: a tenant's API key, or the admin token. */
+  private final String bearer;
 
-  GatewayClient(String url) {
+  GatewayClient(String url, String bearer) {
+    this.bearer = bearer;
     String trimmed = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
     URI parsed;
     try {
@@ -145,7 +148,8 @@ final class GatewayClient {
   }
 
   private HttpRequest.Builder request(String path) {
-    return HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofMinutes(10));
+    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofMinutes(10));
+    return bearer == null ? builder : builder.header("Authorization", "Bearer " + bearer);
   }
 
   private Reply send(HttpRequest request) {

@@ -23,6 +23,7 @@ import picocli.CommandLine.Spec;
         TocCommand.class,
         ItemsCommand.class,
         ExecCommand.class,
+        AdminCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -5,6 +5,9 @@ import dev.quarry.ops.Config;
 import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.search.Embedder;
 import dev.quarry.store.DocumentsFs;
+import dev.quarry.store.Database;
+import dev.quarry.tenancy.Quota;
+import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.store.Sql;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -63,8 +66,18 @@ public final class IngestService {
 
   /** Fails with {@link IngestException} for bad input; nothing is stored then. */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request) {
+    return ingest(tenantId, request, Long.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #ingest(UUID, IngestRequest)}, and fails with {@link QuotaExceeded} when the tenant's
+   * documents would then take more than {@code storedBytesLimit} source bytes (a replaced version
+   * no longer counts). Checked in the write transaction, under a per-tenant lock, so concurrent
+   * ingests cannot overshoot it together.
+   */
+  public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit) {
     long started = System.nanoTime();
-    return ingestUnmeasured(tenantId, request).andThen(done -> {
+    return ingestUnmeasured(tenantId, request, storedBytesLimit).andThen(done -> {
       long nanos = System.nanoTime() - started;
       if (done.succeeded()) {
         IngestResult r = done.result();
@@ -77,7 +90,7 @@ public final class IngestService {
     });
   }
 
-  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request) {
+  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request, long storedBytesLimit) {
     String fileName = fileName(request);
     String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
     byte[] bytes = request.bytes();
@@ -85,10 +98,11 @@ public final class IngestService {
           SourceType type = converters.detect(fileName, request.contentType(), bytes);
           return new Sniffed(type, sha256(bytes));
         }, false)
-        .compose(sniffed -> pool.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash()))
+        .compose(sniffed -> Database.inTenant(pool, tenantId,
+                conn -> conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash())))
             .compose(rows -> rows.size() > 0
                 ? Future.succeededFuture(unchanged(rows.iterator().next()))
-                : prepare(tenantId, fileName, uri, request, sniffed)
+                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit)
                     .compose(prepared -> write(prepared, 1))
                     .compose(result -> syncQuietly(tenantId, result))));
   }
@@ -98,10 +112,12 @@ public final class IngestService {
   /** Everything the transaction writes, computed before it opens so it stays short. */
   private record Prepared(
       UUID tenantId, String uri, String title, SourceType type, String hash, long byteSize,
-      List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors) {}
+      List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors,
+      long storedBytesLimit) {}
 
   private Future<Prepared> prepare(
-      UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed) {
+      UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
+      long storedBytesLimit) {
     return vertx.executeBlocking(() -> {
       long t0 = System.nanoTime();
       ConvertedDocument doc = converters.converter(sniffed.type()).convert(fileName, request.bytes());
@@ -121,7 +137,7 @@ public final class IngestService {
           chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
       String title = firstNonBlank(request.title(), doc.title(), fileName);
       return new Prepared(tenantId, uri, title, sniffed.type(), sniffed.hash(),
-          request.bytes().length, items, toc, content(items), chunks, vectors);
+          request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit);
     }, false);
   }
 
@@ -165,7 +181,7 @@ public final class IngestService {
 
   private Future<IngestResult> write(Prepared p, int attempt) {
     long t0 = System.nanoTime();
-    return pool.withTransaction(conn -> writeIn(conn, p))
+    return Database.inTenant(pool, p.tenantId(), conn -> writeIn(conn, p))
         .onSuccess(r -> stages.add(Stage.TRANSACTION, System.nanoTime() - t0))
         .recover(err -> {
           boolean race = err instanceof LostRace
@@ -183,10 +199,29 @@ public final class IngestService {
           if (byHash.size() > 0) {
             return Future.succeededFuture(unchanged(byHash.iterator().next()));
           }
-          return conn.preparedQuery(Sql.FIND_BY_URI_FOR_UPDATE).execute(Tuple.of(p.tenantId(), p.uri()))
+          return checkStoredBytes(conn, p)
+              .compose(v -> conn.preparedQuery(Sql.FIND_BY_URI_FOR_UPDATE).execute(Tuple.of(p.tenantId(), p.uri())))
               .compose(byUri -> byUri.size() > 0
                   ? replace(conn, p, byUri.iterator().next().getUUID("id"))
                   : insert(conn, p, UUID.randomUUID()));
+        });
+  }
+
+  private Future<Void> checkStoredBytes(SqlConnection conn, Prepared p) {
+    if (p.storedBytesLimit() == Long.MAX_VALUE) {
+      return Future.succeededFuture();
+    }
+    return conn.preparedQuery(Sql.LOCK_TENANT_STORAGE).execute(Tuple.of(p.tenantId()))
+        .compose(locked -> conn.preparedQuery(Sql.STORED_BYTES_EXCEPT_URI).execute(Tuple.of(p.tenantId(), p.uri())))
+        .compose(rows -> {
+          long stored = rows.iterator().next().getLong("bytes");
+          long limit = p.storedBytesLimit();
+          if (stored + p.byteSize() > limit) {
+            return Future.failedFuture(new QuotaExceeded(Quota.STORED_BYTES, limit, 3600,
+                "the tenant stores " + stored + " bytes of documents; this one (" + p.byteSize()
+                    + " bytes) would take it over; delete documents or ask for a larger quota"));
+          }
+          return Future.succeededFuture();
         });
   }
 

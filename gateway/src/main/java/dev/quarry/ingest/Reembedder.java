@@ -1,6 +1,7 @@
 package dev.quarry.ingest;
 
 import dev.quarry.search.Embedder;
+import dev.quarry.store.Database;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -42,7 +43,10 @@ public final class Reembedder {
   /** Below every random (version 4) UUID: where the walk over the primary key starts. */
   private static final UUID START = new UUID(0, 0);
 
-  // Across tenants on purpose: the model is a property of the deployment, not of a tenant.
+  // The model is a property of the deployment, not of a tenant, so the run covers every tenant; but
+  // row-level security shows one tenant per transaction, so it walks them one after the other.
+  private static final String LIST_TENANTS = "SELECT id FROM tenants ORDER BY id";
+
   private static final String COUNT_STALE = "SELECT embedding_model, count(*) AS n FROM chunks"
       + " WHERE embedding_model <> $1 GROUP BY embedding_model";
 
@@ -116,20 +120,31 @@ public final class Reembedder {
     if (!started.compareAndSet(false, true)) {
       throw new IllegalStateException("a Reembedder runs once; create another to run again");
     }
-    pool.preparedQuery(COUNT_STALE).execute(Tuple.of(embedder.modelName()))
-        .onSuccess(rows -> {
+    pool.query(LIST_TENANTS).execute()
+        .compose(rows -> {
+          List<UUID> tenants = new ArrayList<>(rows.size());
+          rows.forEach(r -> tenants.add(r.getUUID("id")));
           Map<String, Long> byModel = new TreeMap<>();
-          for (Row row : rows) {
-            byModel.put(row.getString("embedding_model"), row.getLong("n"));
+          Future<Void> counted = Future.succeededFuture();
+          for (UUID tenant : tenants) {
+            counted = counted.compose(v -> Database.inTenant(pool, tenant,
+                    conn -> conn.preparedQuery(COUNT_STALE).execute(Tuple.of(embedder.modelName())))
+                .map(stale -> {
+                  stale.forEach(r -> byModel.merge(r.getString("embedding_model"), r.getLong("n"), Long::sum));
+                  return null;
+                }));
           }
-          long total = byModel.values().stream().mapToLong(Long::longValue).sum();
-          status = new Status(Status.State.RUNNING, embedder.modelName(), 0, total, null);
-          if (total > 0) {
-            LOG.info("re-embedding {} chunks with {} in batches of {} (recorded under {})", total,
-                embedder.modelName(), batchSize, byModel);
-          }
-          nextBatch(START, 1);
+          return counted.map(v -> {
+            long total = byModel.values().stream().mapToLong(Long::longValue).sum();
+            status = new Status(Status.State.RUNNING, embedder.modelName(), 0, total, null);
+            if (total > 0) {
+              LOG.info("re-embedding {} chunks of {} tenants with {} in batches of {} (recorded under {})",
+                  total, tenants.size(), embedder.modelName(), batchSize, byModel);
+            }
+            return tenants;
+          });
         })
+        .onSuccess(tenants -> nextBatch(tenants, 0, START, 1))
         .onFailure(this::fail);
     return finished.future();
   }
@@ -148,19 +163,25 @@ public final class Reembedder {
   }
 
   /** One step of the loop; each step is started by a callback, so the stack never grows. */
-  private void nextBatch(UUID after, int attempt) {
+  private void nextBatch(List<UUID> tenants, int tenantIndex, UUID after, int attempt) {
     if (stopRequested) {
       end(Status.State.STOPPED, null);
       return;
     }
-    pool.preparedQuery(NEXT_BATCH).execute(Tuple.of(embedder.modelName(), after, batchSize))
+    if (tenantIndex >= tenants.size()) {
+      end(Status.State.DONE, null);
+      return;
+    }
+    UUID tenant = tenants.get(tenantIndex);
+    Database.inTenant(pool, tenant, conn -> conn.preparedQuery(NEXT_BATCH)
+            .execute(Tuple.of(embedder.modelName(), after, batchSize)))
         .compose(rows -> {
           List<Row> batch = new ArrayList<>(rows.size());
           rows.forEach(batch::add);
           if (batch.isEmpty()) {
             return Future.succeededFuture((UUID) null);
           }
-          return embed(batch).compose(vectors -> write(batch, vectors))
+          return embed(batch).compose(vectors -> write(tenant, batch, vectors))
               .map(written -> {
                 progress(written);
                 return batch.getLast().getUUID("id");
@@ -168,9 +189,9 @@ public final class Reembedder {
         })
         .onSuccess(last -> {
           if (last == null) {
-            end(Status.State.DONE, null);
+            nextBatch(tenants, tenantIndex + 1, START, 1);
           } else {
-            nextBatch(last, 1);
+            nextBatch(tenants, tenantIndex, last, 1);
           }
         })
         .onFailure(err -> {
@@ -183,7 +204,7 @@ public final class Reembedder {
               after, attempt, ATTEMPTS, delay, err.toString());
           long timer = vertx.setTimer(Math.max(1, delay), id -> {
             retryTimer = -1;
-            nextBatch(after, attempt + 1);
+            nextBatch(tenants, tenantIndex, after, attempt + 1);
           });
           retryTimer = timer;
           // A stop() that came in before retryTimer was set could not cancel it.
@@ -217,7 +238,7 @@ public final class Reembedder {
     }, false);
   }
 
-  private Future<Integer> write(List<Row> batch, List<String> vectors) {
+  private Future<Integer> write(UUID tenant, List<Row> batch, List<String> vectors) {
     UUID[] ids = new UUID[batch.size()];
     String[] contentMd5 = new String[batch.size()];
     for (int i = 0; i < ids.length; i++) {
@@ -229,7 +250,8 @@ public final class Reembedder {
         .addArrayOfUUID(ids)
         .addArrayOfString(contentMd5)
         .addArrayOfString(vectors.toArray(String[]::new));
-    return pool.preparedQuery(WRITE_BATCH).execute(args).map(rows -> rows.rowCount());
+    return Database.inTenant(pool, tenant, conn -> conn.preparedQuery(WRITE_BATCH).execute(args))
+        .map(rows -> rows.rowCount());
   }
 
   private void progress(int written) {

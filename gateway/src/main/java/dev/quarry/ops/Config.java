@@ -26,7 +26,10 @@ public record Config(
     String embeddingApiKey,
     int searchDefaultLimit,
     int searchMaxLimit,
-    int maxQueryChars) {
+    int maxQueryChars,
+    String pgAppUser,
+    String pgAppPassword,
+    TenancySettings tenancy) {
 
   /** From the environment over the optional {@code QUARRY_CONFIG_FILE} ({@link ConfigSource}). */
   public static Config fromEnv() {
@@ -62,32 +65,46 @@ public record Config(
         s.secret("QUARRY_EMBEDDING_API_KEY", env.getOrDefault("OPENAI_API_KEY", "")),
         s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),
         s.integer("QUARRY_SEARCH_MAX_LIMIT", 100, 1, 1000),
-        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000));
+        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000),
+        s.string("QUARRY_PG_APP_USER", "quarry_app"),
+        s.secret("QUARRY_PG_APP_PASSWORD", "quarry_app"),
+        TenancySettings.read(s));
   }
 
   /** The same settings with another database name: tests use one database per test class. */
   public Config withDatabase(String database) {
     return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
   }
 
   public Config withDataDir(Path dir) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
   }
 
   public Config withHttpPort(int port) {
     return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
   }
 
   public Config withMaxUploadBytes(long bytes) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy);
+  }
+
+  public Config withTenancy(TenancySettings settings) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        settings);
   }
 
   /** Redacts the password and the API key: a Config may end up in a log line. */

@@ -13,6 +13,8 @@ import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
+import dev.quarry.tenancy.Quotas;
+import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
@@ -112,7 +114,8 @@ public final class Gateway extends VerticleBase {
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
               new DocumentStore(pool, documentsFs),
-              search, sandboxes, null);
+              search, new TenantStore(pool), new Quotas(pool, config.tenancy()), documentsFs,
+              sandboxes, null);
           Router router = routes.router();
           new OpsRoutes(readiness, lifecycle, metrics).mount(router);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
@@ -122,8 +125,11 @@ public final class Gateway extends VerticleBase {
           });
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
-          // runs in the background once the gateway serves (never when it could not start).
-          return Future.join(search.prepare(), reaped)
+          // runs in the background once the gateway serves (never when it could not start). The
+          // gateway's own role may not create indexes: the owner does, on a pool of its own.
+          Pool ownerPool = Database.ownerPool(vertx, config);
+          Future<Void> indexed = search.prepare(ownerPool).eventually(ownerPool::close);
+          return Future.join(indexed, reaped)
               .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
               .map(listening -> {
                 reembedding = reembedder.run();

@@ -54,6 +54,23 @@ public final class Settings {
     }
   }
 
+  public long longInteger(String name, long dflt, long min, long max) {
+    read.add(new Definition(name, Long.toString(dflt), min + "–" + max));
+    String v = values.get(name);
+    if (v == null || v.isBlank()) {
+      return dflt;
+    }
+    try {
+      long n = Long.parseLong(v.trim());
+      if (n < min || n > max) {
+        throw new Config.InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new Config.InvalidSetting(name + "=" + v + " is not an integer");
+    }
+  }
+
   public Duration seconds(String name, int dflt, int min, int max) {
     return Duration.ofSeconds(integer(name, dflt, min, max));
   }

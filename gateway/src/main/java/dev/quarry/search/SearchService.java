@@ -2,6 +2,7 @@ package dev.quarry.search;
 
 import dev.quarry.ops.Config;
 import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.store.Database;
 import dev.quarry.search.ContextExpander.Item;
 import dev.quarry.search.ContextExpander.RankedHit;
 import dev.quarry.search.SearchSql.Param;
@@ -88,11 +89,12 @@ public final class SearchService {
   }
 
   /**
-   * Ensures the HNSW index for this embedder's model exists; call once at start-up, before
+   * Ensures the HNSW index for this embedder's model exists, through a pool of the tables' owner
+   * (the app role may not create indexes); call once at start-up, before
    * traffic (on a large table the first build takes a while and blocks writes to chunks).
    */
-  public Future<Void> prepare() {
-    return pool.query(sql.createVectorIndex).execute().mapEmpty();
+  public Future<Void> prepare(Pool ownerPool) {
+    return ownerPool.query(sql.createVectorIndex).execute().mapEmpty();
   }
 
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
@@ -270,7 +272,9 @@ public final class SearchService {
       // Custom plans always: the statements are cached prepared statements, and a generic plan
       // (planned without the query's terms and limits) scans and aggregates whole posting lists
       // in parallel: seconds per search at 100k chunks, against about 2 ms of planning saved.
-      Future<?> begin = conn.query("BEGIN; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+      // The tenant rides in the same round trip: row-level security then holds the statement to it.
+      Future<?> begin = conn.query("BEGIN; " + Database.setTenant(args.tenantId()) + "; "
+          + "SET LOCAL hnsw.iterative_scan = relaxed_order; "
           + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off; "
           + "SET LOCAL plan_cache_mode = force_custom_plan").execute();
       Future<RowSet<Row>> rows = work.apply(conn);

@@ -1,20 +1,29 @@
 package dev.quarry.store;
 
 import dev.quarry.ops.Config;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
 import org.flywaydb.core.Flyway;
 
-/** The PostgreSQL side: schema migrations (applied at start-up) and the reactive pool. */
+/**
+ * The PostgreSQL side: schema migrations (applied at start-up, as the owner role) and the reactive
+ * pool the gateway works through (as the app role, which row-level security holds to one tenant
+ * per transaction: see V7).
+ */
 public final class Database {
   private Database() {}
 
   /**
-   * Applies the versioned migrations in {@code db/migration}. Blocking (JDBC): call it before the
-   * event loop takes traffic, or from a worker.
+   * Applies the versioned migrations in {@code db/migration} as the owner role. Blocking (JDBC):
+   * call it before the event loop takes traffic, or from a worker.
    *
    * @return the schema version this gateway needs (and the database now has): readiness checks it
    */
@@ -22,25 +31,62 @@ public final class Database {
     Flyway flyway = Flyway.configure()
         .dataSource(config.jdbcUrl(), config.pgUser(), config.pgPassword())
         .locations("classpath:db/migration")
+        .placeholders(Map.of("appRole", config.pgAppUser()))
         .load();
     flyway.migrate();
     var current = flyway.info().current();
     return current == null ? 0 : Integer.parseInt(current.getVersion().getVersion());
   }
 
+  /** The gateway's pool: the app role, which sees no tenant's rows until one is set. */
   public static Pool pool(Vertx vertx, Config config) {
+    return pool(vertx, config, config.pgAppUser(), config.pgAppPassword(), config.pgPoolSize());
+  }
+
+  /**
+   * A small pool as the owner role, for schema work at start-up (the vector index). Row-level
+   * security holds the owner too, so it reads no tenant's rows through this either.
+   */
+  public static Pool ownerPool(Vertx vertx, Config config) {
+    return pool(vertx, config, config.pgUser(), config.pgPassword(), 1);
+  }
+
+  private static Pool pool(Vertx vertx, Config config, String user, String password, int size) {
     PgConnectOptions connect = new PgConnectOptions()
         .setHost(config.pgHost())
         .setPort(config.pgPort())
         .setDatabase(config.pgDatabase())
-        .setUser(config.pgUser())
-        .setPassword(config.pgPassword())
+        .setUser(user)
+        .setPassword(password)
         .setCachePreparedStatements(true)
         .setPipeliningLimit(256);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(config.pgPoolSize()))
+        .with(new PoolOptions().setMaxSize(size))
         .connectingTo(connect)
         .using(vertx)
         .build();
+  }
+
+  /**
+   * Runs {@code work} in a transaction of one tenant: row-level security shows and accepts only
+   * that tenant's rows, whatever the statements say. The setting is transaction-local, so the
+   * connection goes back to the pool without it. Commits when {@code work} succeeds, rolls back
+   * when it fails.
+   */
+  public static <T> Future<T> inTenant(Pool pool, UUID tenantId, Function<SqlConnection, Future<T>> work) {
+    if (tenantId == null) {
+      return Future.failedFuture(new IllegalArgumentException("tenant id must not be null"));
+    }
+    return pool.withTransaction(conn -> conn.query(setTenant(tenantId)).execute()
+        .compose(set -> work.apply(conn)));
+  }
+
+  /**
+   * The statement that sets the tenant for the rest of the transaction, for code that writes its
+   * own BEGIN … COMMIT (to pipeline it). A UUID's text form is hex digits and dashes only, so it
+   * is safe to splice.
+   */
+  public static String setTenant(UUID tenantId) {
+    return "SET LOCAL quarry.tenant_id = '" + tenantId + "'";
   }
 }

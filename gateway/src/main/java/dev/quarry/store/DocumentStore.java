@@ -35,7 +35,8 @@ public final class DocumentStore {
 
   /** The tenant's documents, oldest first. */
   public Future<List<DocumentSummary>> list(UUID tenantId) {
-    return pool.preparedQuery(Sql.LIST_DOCUMENTS).execute(Tuple.of(tenantId)).map(rows -> {
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(Sql.LIST_DOCUMENTS)
+        .execute(Tuple.of(tenantId))).map(rows -> {
       List<DocumentSummary> out = new ArrayList<>(rows.size());
       rows.forEach(r -> out.add(summary(r)));
       return out;
@@ -48,7 +49,8 @@ public final class DocumentStore {
 
   /** True when a document was deleted (with its items and chunks). */
   public Future<Boolean> delete(UUID tenantId, UUID documentId) {
-    return pool.preparedQuery(Sql.DELETE_DOCUMENT).execute(Tuple.of(tenantId, documentId))
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(Sql.DELETE_DOCUMENT)
+            .execute(Tuple.of(tenantId, documentId)))
         .compose(rows -> {
           boolean deleted = rows.rowCount() > 0;
           if (!deleted || documentsFs == null) {
@@ -66,16 +68,17 @@ public final class DocumentStore {
   /** Empty when the document does not exist for this tenant. */
   public Future<Optional<List<DocItem>>> items(UUID tenantId, UUID documentId) {
     Tuple key = Tuple.of(tenantId, documentId);
-    return pool.preparedQuery(Sql.LIST_ITEMS).execute(key).compose(rows -> {
-      List<DocItem> items = new ArrayList<>(rows.size());
-      rows.forEach(r -> items.add(item(r)));
-      if (!items.isEmpty()) {
-        return Future.succeededFuture(Optional.of(items));
-      }
-      // No items: either an empty document or none at all for this tenant.
-      return pool.preparedQuery(Sql.DOCUMENT_EXISTS).execute(key)
-          .map(found -> found.size() > 0 ? Optional.of(items) : Optional.empty());
-    });
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(Sql.LIST_ITEMS).execute(key)
+        .compose(rows -> {
+          List<DocItem> items = new ArrayList<>(rows.size());
+          rows.forEach(r -> items.add(item(r)));
+          if (!items.isEmpty()) {
+            return Future.succeededFuture(Optional.of(items));
+          }
+          // No items: either an empty document or none at all for this tenant.
+          return conn.preparedQuery(Sql.DOCUMENT_EXISTS).execute(key)
+              .map(found -> found.size() > 0 ? Optional.of(items) : Optional.<List<DocItem>>empty());
+        }));
   }
 
   public Future<Optional<JsonObject>> toc(UUID tenantId, UUID documentId) {
@@ -87,7 +90,7 @@ public final class DocumentStore {
   }
 
   private <T> Future<Optional<T>> one(String sql, UUID tenantId, UUID documentId, Function<Row, T> map) {
-    return pool.preparedQuery(sql).execute(Tuple.of(tenantId, documentId))
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(sql).execute(Tuple.of(tenantId, documentId)))
         .map((RowSet<Row> rows) -> rows.size() == 0
             ? Optional.<T>empty()
             : Optional.of(map.apply(rows.iterator().next())));

@@ -92,7 +92,8 @@ public final class DocumentsFs {
   private record Version(UUID id, String marker) {}
 
   private Future<Path> syncNow(UUID tenantId) {
-    return pool.preparedQuery(Sql.LIST_DOCUMENT_VERSIONS).execute(Tuple.of(tenantId))
+    return Database.inTenant(pool, tenantId,
+            conn -> conn.preparedQuery(Sql.LIST_DOCUMENT_VERSIONS).execute(Tuple.of(tenantId)))
         .map(rows -> {
           List<Version> versions = new ArrayList<>(rows.size());
           rows.forEach(r -> versions.add(new Version(r.getUUID("id"), marker(r))));
@@ -154,12 +155,17 @@ public final class DocumentsFs {
 
   private Future<Void> materialise(UUID tenantId, UUID documentId) {
     Tuple key = Tuple.of(tenantId, documentId);
-    // Two connections, so the document row and its items are read at the same time; a document
-    // replaced between the two reads is caught by the next sync (its marker would differ).
-    Future<RowSet<Row>> docQuery = pool.preparedQuery(Sql.GET_DOCUMENT_FILES).execute(key);
-    Future<RowSet<Row>> itemQuery = pool.preparedQuery(Sql.LIST_ITEMS).execute(key);
-    return Future.all(docQuery, itemQuery)
-        .compose(both -> docQuery.compose(docRows -> itemQuery.compose(itemRows -> {
+    // Both statements pipelined on one connection, in one transaction: the row and its items are
+    // read together, and agree with each other.
+    record Read(RowSet<Row> docRows, RowSet<Row> itemRows) {}
+    return Database.inTenant(pool, tenantId, conn -> {
+          Future<RowSet<Row>> docQuery = conn.preparedQuery(Sql.GET_DOCUMENT_FILES).execute(key);
+          Future<RowSet<Row>> itemQuery = conn.preparedQuery(Sql.LIST_ITEMS).execute(key);
+          return Future.all(docQuery, itemQuery).map(both -> new Read(docQuery.result(), itemQuery.result()));
+        })
+        .compose(read -> {
+          RowSet<Row> docRows = read.docRows();
+          RowSet<Row> itemRows = read.itemRows();
           if (docRows.size() == 0) {
             return Future.<Void>succeededFuture(); // deleted since the listing; the next sync cleans up
           }
@@ -172,7 +178,7 @@ public final class DocumentsFs {
             write(tenantId, documentId, files);
             return null;
           }, false);
-        })));
+        });
   }
 
   /** The four files of one document, rendered, plus its version marker. */

@@ -44,6 +44,14 @@ public final class Sql {
   public static final String FIND_BY_HASH = "SELECT id, title, source_type, item_count, chunk_count"
       + " FROM documents WHERE tenant_id = $1 AND content_hash = $2";
 
+  /** Held to commit: a tenant's ingests check its stored-bytes quota one after the other. */
+  public static final String LOCK_TENANT_STORAGE =
+      "SELECT pg_advisory_xact_lock(hashtextextended('stored_bytes:' || $1::uuid::text, 0))";
+
+  /** What the tenant stores besides the version a new ingest of {@code uri} would replace. */
+  public static final String STORED_BYTES_EXCEPT_URI = "SELECT coalesce(sum(byte_size), 0)::bigint AS bytes"
+      + " FROM documents WHERE tenant_id = $1 AND uri <> $2";
+
   /** Locks the row so two replacements of one uri happen one after the other. */
   public static final String FIND_BY_URI_FOR_UPDATE =
       "SELECT id FROM documents WHERE tenant_id = $1 AND uri = $2 FOR UPDATE";

@@ -268,7 +268,8 @@ class ExecutionsApiTest {
       String code = "print('first')\nawait list_documents()\nprint('second')\n'done'";
       HttpClientRequest request = http.request(new RequestOptions().setMethod(HttpMethod.POST)
           .setHost("localhost").setPort(gateway.port()).setURI("/v1/executions")
-          .putHeader("Accept", "text/event-stream").putHeader("Content-Type", "application/json")).await();
+          .putHeader("Accept", "text/event-stream").putHeader("Content-Type", "application/json")
+          .putHeader("Authorization", "Bearer " + gateway.apiKey())).await();
       // Body reading starts with the head, on the event loop: no chunk can slip by unread.
       io.vertx.core.Future<HttpClientResponse> head = request.response();
       io.vertx.core.Future<Buffer> body = head.compose(HttpClientResponse::body);
@@ -323,7 +324,8 @@ class ExecutionsApiTest {
     try {
       HttpClientRequest request = http.request(new RequestOptions().setMethod(HttpMethod.POST)
           .setHost("localhost").setPort(gateway.port()).setURI("/v1/executions")
-          .putHeader("Accept", "text/event-stream").putHeader("Content-Type", "application/json")).await();
+          .putHeader("Accept", "text/event-stream").putHeader("Content-Type", "application/json")
+          .putHeader("Authorization", "Bearer " + gateway.apiKey())).await();
       CompletableFuture<Void> started = new CompletableFuture<>();
       // The handler is in place before the first chunk can arrive (on the event loop, with the head).
       request.response().onSuccess(response -> response.handler(chunk -> {

@@ -9,6 +9,13 @@ import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.ext.web.client.WebClientSession;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import dev.quarry.tenancy.Tenants;
+import java.util.UUID;
+import java.util.function.UnaryOperator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -27,13 +34,16 @@ import java.util.stream.Stream;
  */
 public final class TestGateway implements AutoCloseable {
   public static final long UPLOAD_LIMIT = 256 * 1024;
+  public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
 
   private final TestDatabase database;
   private final Path dataDir;
   private final Vertx vertx;
   private final Gateway gateway;
+  private final WebClient bare;
   private final WebClient client;
   private final Config config;
+  private final String apiKey;
 
   private TestGateway(TestDatabase database, Path dataDir, Vertx vertx, Gateway gateway, Config config) {
     this.database = database;
@@ -41,18 +51,30 @@ public final class TestGateway implements AutoCloseable {
     this.vertx = vertx;
     this.gateway = gateway;
     this.config = config;
-    this.client = WebClient.create(vertx, new WebClientOptions().setDefaultHost("localhost").setDefaultPort(gateway.port()));
+    this.bare = WebClient.create(vertx, new WebClientOptions().setDefaultHost("localhost").setDefaultPort(gateway.port()));
+    this.apiKey = createKey(Tenants.DEFAULT);
+    this.client = clientFor(apiKey);
   }
 
   public static TestGateway start() throws IOException {
-    return start(null);
+    return start(config -> config, null);
+  }
+
+  /** With settings changed from the test defaults (quotas, say). */
+  public static TestGateway start(UnaryOperator<Config> adjust) throws IOException {
+    return start(adjust, null);
   }
 
   /** With these sandbox settings instead of the environment's (tests that run code). */
   public static TestGateway start(SandboxSettings sandboxes) throws IOException {
+    return start(config -> config, sandboxes);
+  }
+
+  public static TestGateway start(UnaryOperator<Config> adjust, SandboxSettings sandboxes) throws IOException {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
-    Config config = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
+    Config base = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
+    Config config = adjust.apply(base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)));
     QuarryMetrics metrics = new QuarryMetrics();
     Vertx vertx = Gateway.vertx(metrics);
     Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, sandboxes);
@@ -60,8 +82,55 @@ public final class TestGateway implements AutoCloseable {
     return new TestGateway(database, dataDir, vertx, gateway, config);
   }
 
+  /** A client that sends the default tenant's API key with every request. */
   public WebClient client() {
     return client;
+  }
+
+  /** A client that sends no credentials at all. */
+  public WebClient bareClient() {
+    return bare;
+  }
+
+  /** A client that sends this key (or admin token) as its bearer credential. */
+  public WebClient clientFor(String bearer) {
+    return WebClientSession.create(bare).addHeader("Authorization", "Bearer " + bearer);
+  }
+
+  public WebClient admin() {
+    return clientFor(ADMIN_TOKEN);
+  }
+
+  /** The default tenant's API key, which {@link #client()} sends. */
+  public String apiKey() {
+    return apiKey;
+  }
+
+  /** A new tenant through the admin API: its id and first key. */
+  public NewTenant createTenant(String name) {
+    HttpResponse<Buffer> r = admin().post("/v1/admin/tenants")
+        .sendJsonObject(new JsonObject().put("name", name)).await();
+    if (r.statusCode() != 201) {
+      throw new IllegalStateException("creating tenant " + name + ": " + r.statusCode() + " " + r.bodyAsString());
+    }
+    JsonObject body = r.bodyAsJsonObject();
+    return new NewTenant(UUID.fromString(body.getString("id")), body.getString("api_key"));
+  }
+
+  public record NewTenant(UUID id, String apiKey) {}
+
+  /** A new API key of an existing tenant, through the admin API. */
+  public String createKey(UUID tenant) {
+    HttpResponse<Buffer> r = admin().post("/v1/admin/tenants/" + tenant + "/keys")
+        .sendJsonObject(new JsonObject().put("name", "test")).await();
+    if (r.statusCode() != 201) {
+      throw new IllegalStateException("creating a key for " + tenant + ": " + r.statusCode() + " " + r.bodyAsString());
+    }
+    return r.bodyAsJsonObject().getString("api_key");
+  }
+
+  public TestDatabase database() {
+    return database;
   }
 
   public Vertx vertx() {
@@ -88,7 +157,7 @@ public final class TestGateway implements AutoCloseable {
     return dataDir;
   }
 
-  /** Rows in a table of the knowledge base, straight from PostgreSQL. */
+  /** Rows in a table of the knowledge base, of every tenant, straight from PostgreSQL. */
   public long count(String table) {
     try (Connection c = database.jdbc(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
@@ -129,7 +198,7 @@ public final class TestGateway implements AutoCloseable {
   @Override
   public void close() throws IOException {
     try {
-      client.close();
+      bare.close();
       vertx.close().await();
     } finally {
       database.close();

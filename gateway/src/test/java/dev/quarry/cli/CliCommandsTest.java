@@ -31,7 +31,7 @@ class CliCommandsTest {
   @BeforeAll
   void start() throws Exception {
     gateway = TestGateway.start();
-    ingest = CliRun.of("ingest", "--no-progress", "--url", gateway.url(), corpus().toString());
+    ingest = CliRun.of("ingest", "--no-progress", "--url", gateway.url(), "--api-key", gateway.apiKey(), corpus().toString());
   }
 
   @AfterAll
@@ -40,7 +40,7 @@ class CliCommandsTest {
   }
 
   String idOf(String uriSuffix) throws Exception {
-    JsonNode documents = JSON.readTree(CliRun.of("documents", "--json", "--url", gateway.url()).out());
+    JsonNode documents = JSON.readTree(CliRun.of("documents", "--json", "--url", gateway.url(), "--api-key", gateway.apiKey()).out());
     for (JsonNode d : documents.path("documents")) {
       if (d.path("uri").asText().endsWith(uriSuffix)) {
         return d.path("id").asText();
@@ -62,7 +62,7 @@ class CliCommandsTest {
   @Test
   @DisplayName("search answers a table question with the table, its title and its page")
   void tableQuestion() {
-    CliRun run = CliRun.of("search", "--url", gateway.url(), "--limit", "3",
+    CliRun run = CliRun.of("search", "--url", gateway.url(), "--api-key", gateway.apiKey(), "--limit", "3",
         "passengers", "on", "the", "Skerry", "Point", "route", "in", "the", "third", "quarter");
     assertThat(run.exitCode()).as(run.err()).isZero();
     assertThat(run.out()).contains(" 1. [").contains("Annual Report 2024").contains("(p. 1)").contains("61,905");
@@ -71,7 +71,7 @@ class CliCommandsTest {
   @Test
   @DisplayName("search --json prints the gateway's response, hits with the contract's keys")
   void searchJson() throws Exception {
-    CliRun run = CliRun.of("search", "--json", "--url", gateway.url(), "--limit", "2", "what", "to", "do",
+    CliRun run = CliRun.of("search", "--json", "--url", gateway.url(), "--api-key", gateway.apiKey(), "--limit", "2", "what", "to", "do",
         "when", "someone", "falls", "into", "the", "sea");
     assertThat(run.exitCode()).as(run.err()).isZero();
     JsonNode results = JSON.readTree(run.out()).path("results");
@@ -83,7 +83,7 @@ class CliCommandsTest {
   @Test
   @DisplayName("search with a bad limit exits non-zero with the gateway's error naming the field")
   void searchBadLimit() {
-    CliRun run = CliRun.of("search", "--url", gateway.url(), "--limit", "0", "ferries");
+    CliRun run = CliRun.of("search", "--url", gateway.url(), "--api-key", gateway.apiKey(), "--limit", "0", "ferries");
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.err().strip()).startsWith("error: invalid_limit: field 'limit' is 0");
   }
@@ -91,7 +91,7 @@ class CliCommandsTest {
   @Test
   @DisplayName("documents lists the corpus with ids, types and counts")
   void documents() {
-    CliRun run = CliRun.of("documents", "--url", gateway.url());
+    CliRun run = CliRun.of("documents", "--url", gateway.url(), "--api-key", gateway.apiKey());
     assertThat(run.exitCode()).isZero();
     assertThat(run.out()).contains("Fleet Handbook").contains("corpus/timetable-winter-2025.html")
         .contains("docx").contains("pdf");
@@ -101,11 +101,11 @@ class CliCommandsTest {
   @DisplayName("toc shows a document's sections and items shows its items in reading order")
   void tocAndItems() throws Exception {
     String id = idOf("corpus/fleet-handbook.md");
-    CliRun toc = CliRun.of("toc", "--url", gateway.url(), id);
+    CliRun toc = CliRun.of("toc", "--url", gateway.url(), "--api-key", gateway.apiKey(), id);
     assertThat(toc.exitCode()).as(toc.err()).isZero();
     assertThat(toc.out()).contains("The fleet").contains("Maintenance cycle").contains("[items ");
 
-    CliRun items = CliRun.of("items", "--url", gateway.url(), "--limit", "3", id);
+    CliRun items = CliRun.of("items", "--url", gateway.url(), "--api-key", gateway.apiKey(), "--limit", "3", id);
     assertThat(items.exitCode()).isZero();
     assertThat(items.out()).contains("   0  title").contains("   2  ").doesNotContain("   3  ");
   }
@@ -114,15 +114,15 @@ class CliCommandsTest {
   @DisplayName("delete removes a document; deleting a malformed id fails naming it")
   void delete() throws Exception {
     String id = idOf("corpus/service-notice-2025-11.txt");
-    CliRun deleted = CliRun.of("delete", "--url", gateway.url(), id);
+    CliRun deleted = CliRun.of("delete", "--url", gateway.url(), "--api-key", gateway.apiKey(), id);
     assertThat(deleted.exitCode()).isZero();
     assertThat(deleted.out()).contains("deleted " + id);
-    assertThat(CliRun.of("documents", "--url", gateway.url()).out()).doesNotContain(id);
+    assertThat(CliRun.of("documents", "--url", gateway.url(), "--api-key", gateway.apiKey()).out()).doesNotContain(id);
     // Put it back, so the order of tests does not matter to the others.
-    assertThat(CliRun.of("ingest", "--url", gateway.url(), corpus().resolve("service-notice-2025-11.txt").toString())
+    assertThat(CliRun.of("ingest", "--url", gateway.url(), "--api-key", gateway.apiKey(), corpus().resolve("service-notice-2025-11.txt").toString())
         .exitCode()).isZero();
 
-    CliRun bad = CliRun.of("delete", "--url", gateway.url(), "12345");
+    CliRun bad = CliRun.of("delete", "--url", gateway.url(), "--api-key", gateway.apiKey(), "12345");
     assertThat(bad.exitCode()).isEqualTo(1);
     assertThat(bad.err()).contains("invalid_id").contains("'12345'");
   }

@@ -40,7 +40,7 @@ class CliExecTest {
   @DisplayName("prints what the program prints and its value, and exits 0")
   void success() throws Exception {
     Path program = Files.writeString(tmp.resolve("ok.py"), "print('hello from the sandbox')\nlen(await list_documents())\n");
-    CliRun run = CliRun.of("exec", "--url", gateway.url(), program.toString());
+    CliRun run = CliRun.of("exec", "--url", gateway.url(), "--api-key", gateway.apiKey(), program.toString());
     assertThat(run.exitCode()).as(run.err()).isZero();
     assertThat(run.out()).isEqualTo("hello from the sandbox\n0\n");
   }
@@ -49,7 +49,7 @@ class CliExecTest {
   @DisplayName("shows the traceback and the typed error, and exits 1, when the program fails")
   void failure() throws Exception {
     Path program = Files.writeString(tmp.resolve("bad.py"), "print('before')\n1 / 0\n");
-    CliRun run = CliRun.of("exec", "--url", gateway.url(), program.toString());
+    CliRun run = CliRun.of("exec", "--url", gateway.url(), "--api-key", gateway.apiKey(), program.toString());
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.out()).isEqualTo("before\n");
     assertThat(run.err()).contains("line 2").contains("ZeroDivisionError: division by zero");
@@ -58,11 +58,11 @@ class CliExecTest {
   @Test
   @DisplayName("names a missing file and a bad limit")
   void badInput() throws Exception {
-    CliRun missing = CliRun.of("exec", "--url", gateway.url(), tmp.resolve("nope.py").toString());
+    CliRun missing = CliRun.of("exec", "--url", gateway.url(), "--api-key", gateway.apiKey(), tmp.resolve("nope.py").toString());
     assertThat(missing.exitCode()).isEqualTo(1);
     assertThat(missing.err()).contains("no such file");
     Path program = Files.writeString(tmp.resolve("fine.py"), "1\n");
-    CliRun badLimit = CliRun.of("exec", "--url", gateway.url(), "--wall-time-ms", "0", program.toString());
+    CliRun badLimit = CliRun.of("exec", "--url", gateway.url(), "--api-key", gateway.apiKey(), "--wall-time-ms", "0", program.toString());
     assertThat(badLimit.exitCode()).isEqualTo(1);
     assertThat(badLimit.err()).contains("invalid_limits").contains("'limits.wall_time_ms'");
   }

@@ -46,7 +46,7 @@ class CliIngestTest {
     long before = gateway.count("documents");
     long chunksBefore = gateway.count("chunks");
     Path file = Files.write(dir.resolve(input.fileName()), input.bytes());
-    CliRun run = CliRun.of("ingest", "--url", gateway.url(), file.toString());
+    CliRun run = CliRun.of("ingest", "--url", gateway.url(), "--api-key", gateway.apiKey(), file.toString());
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.err().lines().filter(l -> l.startsWith("FAILED")))
         .singleElement()
@@ -66,7 +66,7 @@ class CliIngestTest {
     Files.writeString(folder.resolve(".hidden.md"), "# Not for upload\n");
     long before = gateway.count("documents");
 
-    CliRun run = CliRun.of("ingest", "--url", gateway.url(), dir.resolve("harbour").toString());
+    CliRun run = CliRun.of("ingest", "--url", gateway.url(), "--api-key", gateway.apiKey(), dir.resolve("harbour").toString());
 
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.out()).contains("created   harbour/notes/berths.md").contains("created   harbour/tides.txt")
@@ -75,7 +75,7 @@ class CliIngestTest {
     assertThat(run.out() + run.err()).doesNotContain(".hidden.md");
     assertThat(gateway.count("documents")).isEqualTo(before + 2);
 
-    CliRun again = CliRun.of("ingest", "--url", gateway.url(), folder.resolve("berths.md").toString(),
+    CliRun again = CliRun.of("ingest", "--url", gateway.url(), "--api-key", gateway.apiKey(), folder.resolve("berths.md").toString(),
         dir.resolve("harbour").resolve("tides.txt").toString());
     assertThat(again.exitCode()).isZero();
     assertThat(again.out()).contains("unchanged").contains("2 ingested (0 new or replaced, 2 unchanged), 0 failed");
@@ -89,7 +89,7 @@ class CliIngestTest {
           "# Crossing " + i + "\n\nCrossing number " + i + " carried " + (i * 37) + " passengers.\n",
           StandardCharsets.UTF_8);
     }
-    CliRun run = CliRun.of("ingest", "--no-progress", "--url", gateway.url(), dir.toString());
+    CliRun run = CliRun.of("ingest", "--no-progress", "--url", gateway.url(), "--api-key", gateway.apiKey(), dir.toString());
     assertThat(run.exitCode()).as(run.err()).isZero();
     var lines = run.out().lines().filter(l -> l.startsWith("created")).toList();
     assertThat(lines).hasSize(6);
@@ -101,7 +101,7 @@ class CliIngestTest {
   @Test
   @DisplayName("a path that does not exist is reported as a failure naming the path")
   void missingPath(@TempDir Path dir) {
-    CliRun run = CliRun.of("ingest", "--url", gateway.url(), dir.resolve("nope.pdf").toString());
+    CliRun run = CliRun.of("ingest", "--url", gateway.url(), "--api-key", gateway.apiKey(), dir.resolve("nope.pdf").toString());
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.err()).contains("nope.pdf: no such file or directory");
   }
@@ -114,7 +114,7 @@ class CliIngestTest {
       port = socket.getLocalPort();
     }
     Path file = Files.writeString(dir.resolve("a.md"), "# A\n\ntext\n");
-    CliRun run = CliRun.of("ingest", "--url", "http://localhost:" + port, file.toString());
+    CliRun run = CliRun.of("ingest", "--url", "http://localhost:" + port, "--api-key", "any", file.toString());
     assertThat(run.exitCode()).isEqualTo(Main.UNREACHABLE);
     assertThat(run.err().lines().toList()).singleElement().satisfies(line -> assertThat(line)
         .contains("isn't running at http://localhost:" + port).contains("./quarry serve"));

@@ -78,6 +78,7 @@ class ReembedderGatewayTest {
         .put("done", corpus.staleCount()).put("total", corpus.staleCount()));
 
     HttpResponse<Buffer> found = client.post(gateway.port(), "localhost", "/v1/search")
+        .bearerTokenAuthentication(db.createKey(Tenants.DEFAULT))
         .sendJsonObject(new JsonObject().put("query", ReembedderFixture.LIGHTHOUSE_QUERY).put("limit", 3))
         .await();
     assertThat(found.statusCode()).as(found.bodyAsString()).isEqualTo(200);

@@ -56,7 +56,7 @@ class ReembedderTest {
     vertx = Vertx.vertx();
     pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, embedder, db.config());
-    search.prepare().await();
+    db.prepare(vertx, search);
     jdbc = db.jdbc();
   }
 

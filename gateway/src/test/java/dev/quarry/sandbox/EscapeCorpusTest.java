@@ -100,7 +100,7 @@ class EscapeCorpusTest {
     DocumentsFs fs = new DocumentsFs(vertx, pool, dataDir.resolve("documents"));
     IngestService ingest = new IngestService(vertx, pool, embedder, fs, db.config());
     search = new SearchService(vertx, pool, embedder, db.config());
-    search.prepare().await();
+    db.prepare(vertx, search);
     documents = new DocumentStore(pool, fs);
 
     ingest.ingest(tenant, text("report.md", "# Invoice report\n\nThe invoice total for March was 1,200 euros, paid late.\n"))

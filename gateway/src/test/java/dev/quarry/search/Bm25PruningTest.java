@@ -35,7 +35,7 @@ class Bm25PruningTest {
     exact = new SearchService(vertx, pool, SharedEmbedder.get(), db.config());
     // Budget 2: "quartz" (df 2) is read in full; "rock" (df 6) is only looked up for its chunks.
     pruned = new SearchService(vertx, pool, SharedEmbedder.get(), db.config(), 2);
-    exact.prepare().await();
+    db.prepare(vertx, exact);
     try (Connection c = db.jdbc()) {
       Corpus corpus = new Corpus(c, SharedEmbedder.get());
       tenant = corpus.tenant("rocks");

@@ -36,7 +36,7 @@ class Bm25ScoringTest {
     vertx = Vertx.vertx();
     pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, SharedEmbedder.get(), db.config());
-    search.prepare().await();
+    db.prepare(vertx, search);
     try (Connection c = db.jdbc()) {
       Corpus corpus = new Corpus(c, SharedEmbedder.get());
       fruitTenant = corpus.tenant("fruit");

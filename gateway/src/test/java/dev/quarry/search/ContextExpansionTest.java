@@ -32,7 +32,7 @@ class ContextExpansionTest {
     vertx = Vertx.vertx();
     pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, SharedEmbedder.get(), withBudget(db.config(), BUDGET));
-    search.prepare().await();
+    db.prepare(vertx, search);
   }
 
   @AfterAll
@@ -52,7 +52,8 @@ class ContextExpansionTest {
     return new Config(c.httpPort(), c.pgHost(), c.pgPort(), c.pgDatabase(), c.pgUser(),
         c.pgPassword(), c.pgPoolSize(), c.dataDir(), c.maxUploadBytes(), budget,
         c.embeddingProvider(), c.embeddingModel(), c.embeddingBaseUrl(), c.embeddingApiKey(),
-        c.searchDefaultLimit(), c.searchMaxLimit(), c.maxQueryChars());
+        c.searchDefaultLimit(), c.searchMaxLimit(), c.maxQueryChars(), c.pgAppUser(), c.pgAppPassword(),
+        c.tenancy());
   }
 
   static Corpus corpus(Connection c) throws Exception {

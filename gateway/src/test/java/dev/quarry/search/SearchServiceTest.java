@@ -38,7 +38,7 @@ class SearchServiceTest {
     vertx = Vertx.vertx();
     pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, embedder, db.config());
-    search.prepare().await();
+    db.prepare(vertx, search);
     try (Connection c = db.jdbc()) {
       Corpus corpus = new Corpus(c, embedder);
       tenant = corpus.tenant("acme");

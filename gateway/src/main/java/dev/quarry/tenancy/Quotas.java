@@ -1,0 +1,196 @@
+package dev.quarry.tenancy;
+
+import dev.quarry.ops.TenancySettings;
+import dev.quarry.store.Database;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.time.Clock;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Per-tenant quotas. Requests per minute and concurrent analyses are counted in memory, per gateway
+ * replica, so that refusing a noisy tenant costs no database work; stored bytes are checked inside
+ * the ingest transaction; model tokens per day are kept in {@code token_usage}. Limits come from
+ * {@code tenant_quotas} over the configured defaults, re-read at most every {@link #LIMITS_TTL_MS}.
+ */
+public final class Quotas {
+  static final long LIMITS_TTL_MS = 10_000;
+  private static final String GET_OVERRIDES = "SELECT requests_per_minute, stored_bytes, document_bytes,"
+      + " concurrent_analyses, model_tokens_per_day FROM tenant_quotas WHERE tenant_id = $1";
+  private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, requests_per_minute,"
+      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day)"
+      + " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant_id) DO UPDATE SET"
+      + " requests_per_minute = $2, stored_bytes = $3, document_bytes = $4, concurrent_analyses = $5,"
+      + " model_tokens_per_day = $6";
+  private static final String TOKENS_TODAY =
+      "SELECT coalesce(sum(tokens), 0) AS tokens FROM token_usage WHERE tenant_id = $1 AND day = $2";
+  private static final String ADD_TOKENS = "INSERT INTO token_usage AS u (tenant_id, day, tokens)"
+      + " VALUES ($1, $2, $3) ON CONFLICT (tenant_id, day) DO UPDATE SET tokens = u.tokens + $3";
+
+  private final Pool pool;
+  private final TenancySettings settings;
+  private final Clock clock;
+  private final Map<UUID, Cached> limits = new ConcurrentHashMap<>();
+  private final Map<UUID, TokenBucket> buckets = new ConcurrentHashMap<>();
+  private final Map<UUID, Integer> analysesRunning = new ConcurrentHashMap<>();
+
+  private record Cached(TenantLimits limits, long readAtMs) {}
+
+  public Quotas(Pool pool, TenancySettings settings) {
+    this(pool, settings, Clock.systemUTC());
+  }
+
+  Quotas(Pool pool, TenancySettings settings, Clock clock) {
+    this.pool = pool;
+    this.settings = settings;
+    this.clock = clock;
+  }
+
+  /** The tenant's limits in force (cached for a few seconds). */
+  public Future<TenantLimits> limits(UUID tenantId) {
+    Cached cached = limits.get(tenantId);
+    long now = clock.millis();
+    if (cached != null && now - cached.readAtMs() < LIMITS_TTL_MS) {
+      return Future.succeededFuture(cached.limits());
+    }
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(GET_OVERRIDES).execute(Tuple.of(tenantId)))
+        .map(rows -> {
+          TenantLimits l = merge(rows.size() == 0 ? null : rows.iterator().next());
+          limits.put(tenantId, new Cached(l, now));
+          return l;
+        });
+  }
+
+  private TenantLimits merge(Row overrides) {
+    Map<Quota, Long> values = new EnumMap<>(Quota.class);
+    for (Quota q : Quota.values()) {
+      Long own = overrides == null ? null : overrides.getLong(q.wireName());
+      values.put(q, own == null ? settings.defaultOf(q) : own);
+    }
+    return new TenantLimits(values);
+  }
+
+  /**
+   * Sets a tenant's own limits: a null value goes back to the default. Fails with
+   * IllegalArgumentException naming the quota for a value outside 1..its maximum.
+   */
+  public Future<TenantLimits> setOverrides(UUID tenantId, Map<Quota, Long> overrides) {
+    for (Map.Entry<Quota, Long> e : overrides.entrySet()) {
+      Long v = e.getValue();
+      long max = settings.maximumOf(e.getKey());
+      if (v != null && (v < 1 || v > max)) {
+        return Future.failedFuture(new IllegalArgumentException("quota '" + e.getKey().wireName()
+            + "' must be between 1 and " + max + " (QUARRY_QUOTA_" + e.getKey().name() + "_MAX); got " + v));
+      }
+    }
+    Tuple args = Tuple.of(tenantId);
+    for (Quota q : new Quota[] {Quota.REQUESTS_PER_MINUTE, Quota.STORED_BYTES, Quota.DOCUMENT_BYTES,
+        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY}) {
+      Long v = overrides.get(q);
+      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES) {
+        args.addValue(v == null ? null : v.intValue());
+      } else {
+        args.addValue(v);
+      }
+    }
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(UPSERT_OVERRIDES).execute(args))
+        .compose(done -> {
+          limits.remove(tenantId);
+          buckets.remove(tenantId);
+          return limits(tenantId);
+        });
+  }
+
+  /** Counts one request against the tenant's requests per minute; fails when there is none left. */
+  public Future<Void> admitRequest(UUID tenantId) {
+    return limits(tenantId).compose(l -> {
+      long rpm = l.of(Quota.REQUESTS_PER_MINUTE);
+      TokenBucket bucket = buckets.compute(tenantId,
+          (id, b) -> b == null || b.capacity() != rpm ? new TokenBucket(rpm, clock.millis()) : b);
+      long waitMs = bucket.take(clock.millis());
+      return waitMs == 0
+          ? Future.succeededFuture()
+          : Future.failedFuture(new QuotaExceeded(Quota.REQUESTS_PER_MINUTE, rpm, (waitMs + 999) / 1000,
+              "more than " + rpm + " requests in a minute"));
+    });
+  }
+
+  /** A running analysis' place in its tenant's quota; closing it gives the place back (once). */
+  public interface AnalysisPermit extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  /**
+   * Takes a place for one analysis of the tenant, or fails with QuotaExceeded when it already runs
+   * as many as its quota allows. Close the permit when the analysis ends, on every path.
+   */
+  public Future<AnalysisPermit> acquireAnalysis(UUID tenantId) {
+    return limits(tenantId).compose(l -> {
+      long max = l.of(Quota.CONCURRENT_ANALYSES);
+      boolean[] admitted = new boolean[1];
+      analysesRunning.compute(tenantId, (id, n) -> {
+        int running = n == null ? 0 : n;
+        admitted[0] = running < max;
+        return admitted[0] ? running + 1 : (running == 0 ? null : running);
+      });
+      if (!admitted[0]) {
+        return Future.failedFuture(new QuotaExceeded(Quota.CONCURRENT_ANALYSES, max, 5,
+            "the tenant already runs " + max + " analyses; wait for one to finish"));
+      }
+      java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+      AnalysisPermit permit = () -> {
+        if (released.compareAndSet(false, true)) {
+          analysesRunning.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
+        }
+      };
+      return Future.succeededFuture(permit);
+    });
+  }
+
+  /** Analyses of the tenant running now on this replica. */
+  public int analysesRunning(UUID tenantId) {
+    return analysesRunning.getOrDefault(tenantId, 0);
+  }
+
+  /** Fails with QuotaExceeded when the tenant has used its model tokens for today (UTC). */
+  public Future<Long> checkModelTokens(UUID tenantId) {
+    LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
+    return limits(tenantId).compose(l -> Database.inTenant(pool, tenantId,
+            conn -> conn.preparedQuery(TOKENS_TODAY).execute(Tuple.of(tenantId, today)))
+        .compose(rows -> {
+          long used = rows.iterator().next().getLong("tokens");
+          long max = l.of(Quota.MODEL_TOKENS_PER_DAY);
+          if (used >= max) {
+            long secondsToMidnight = java.time.Duration.between(clock.instant(),
+                today.plusDays(1).atStartOfDay().toInstant(ZoneOffset.UTC)).toSeconds();
+            return Future.failedFuture(new QuotaExceeded(Quota.MODEL_TOKENS_PER_DAY, max, secondsToMidnight,
+                "the tenant used " + used + " model tokens today (UTC)"));
+          }
+          return Future.succeededFuture(max - used);
+        }));
+  }
+
+  /** Adds model tokens the tenant used to today's (UTC) count. */
+  public Future<Void> recordModelTokens(UUID tenantId, long tokens) {
+    if (tokens < 0) {
+      return Future.failedFuture(new IllegalArgumentException("tokens must not be negative, got " + tokens));
+    }
+    LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
+    return Database.inTenant(pool, tenantId,
+        conn -> conn.preparedQuery(ADD_TOKENS).execute(Tuple.of(tenantId, today, tokens))).mapEmpty();
+  }
+
+  /** Forgets what is cached of a tenant (after its deletion). */
+  public void forget(UUID tenantId) {
+    limits.remove(tenantId);
+    buckets.remove(tenantId);
+  }
+}

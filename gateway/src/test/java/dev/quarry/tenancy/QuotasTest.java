@@ -1,0 +1,95 @@
+package dev.quarry.tenancy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.quarry.ops.TenancySettings;
+import dev.quarry.store.Database;
+import dev.quarry.support.TestDatabase;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@DisplayName("Quotas: concurrent analyses and model tokens per day, for the agent to call")
+class QuotasTest {
+  private TestDatabase db;
+  private Vertx vertx;
+  private Pool pool;
+  private Quotas quotas;
+
+  @BeforeAll
+  void start() {
+    db = TestDatabase.create();
+    vertx = Vertx.vertx();
+    pool = Database.pool(vertx, db.config());
+    TenancySettings settings = db.config().tenancy()
+        .withDefault(Quota.CONCURRENT_ANALYSES, 2)
+        .withDefault(Quota.MODEL_TOKENS_PER_DAY, 1000);
+    quotas = new Quotas(pool, settings);
+  }
+
+  @AfterAll
+  void stop() {
+    pool.close().await();
+    vertx.close().await();
+    db.close();
+  }
+
+  private UUID tenant() throws Exception {
+    UUID id = UUID.randomUUID();
+    try (Connection c = db.jdbc(); PreparedStatement s = c.prepareStatement("INSERT INTO tenants (id, name) VALUES (?, ?)")) {
+      s.setObject(1, id);
+      s.setString(2, "t-" + id);
+      s.executeUpdate();
+    }
+    return id;
+  }
+
+  @Test
+  @DisplayName("a tenant runs at most its concurrent analyses; closing a permit (once or twice) frees exactly one place")
+  void concurrentAnalyses() throws Exception {
+    UUID t = tenant();
+    UUID other = tenant();
+    Quotas.AnalysisPermit first = quotas.acquireAnalysis(t).await();
+    Quotas.AnalysisPermit second = quotas.acquireAnalysis(t).await();
+    assertThatThrownBy(() -> quotas.acquireAnalysis(t).await())
+        .isInstanceOf(QuotaExceeded.class).hasMessageContaining("concurrent_analyses");
+    // Another tenant is not affected.
+    quotas.acquireAnalysis(other).await().close();
+    first.close();
+    first.close();
+    assertThat(quotas.analysesRunning(t)).isEqualTo(1);
+    Quotas.AnalysisPermit third = quotas.acquireAnalysis(t).await();
+    assertThatThrownBy(() -> quotas.acquireAnalysis(t).await()).isInstanceOf(QuotaExceeded.class);
+    second.close();
+    third.close();
+    assertThat(quotas.analysesRunning(t)).isZero();
+  }
+
+  @Test
+  @DisplayName("model tokens are counted per tenant per day; at the limit the check fails naming the quota, with a retry after midnight UTC")
+  void modelTokens() throws Exception {
+    UUID t = tenant();
+    UUID other = tenant();
+    assertThat(quotas.checkModelTokens(t).await()).isEqualTo(1000);
+    quotas.recordModelTokens(t, 600).await();
+    assertThat(quotas.checkModelTokens(t).await()).isEqualTo(400);
+    quotas.recordModelTokens(t, 400).await();
+    assertThatThrownBy(() -> quotas.checkModelTokens(t).await())
+        .isInstanceOfSatisfying(QuotaExceeded.class, e -> {
+          assertThat(e.quota()).isEqualTo(Quota.MODEL_TOKENS_PER_DAY);
+          assertThat(e.retryAfterSeconds()).isBetween(1L, 86_400L);
+        })
+        .hasMessageContaining("model_tokens_per_day");
+    assertThat(quotas.checkModelTokens(other).await()).isEqualTo(1000);
+    assertThatThrownBy(() -> quotas.recordModelTokens(t, -1).await()).isInstanceOf(IllegalArgumentException.class);
+  }
+}
