@@ -108,12 +108,17 @@ public final class ContainerLauncher {
    * @param command the container command; empty keeps the image's
    */
   public Sandbox launch(UUID tenantId, Path documentsDir, SandboxLimits limits, List<String> command) {
+    return launch(tenantId, limits, command, runDir -> documentsDir);
+  }
+
+  /**
+   * Like {@link #launch(UUID, Path, SandboxLimits, List)}, but lets the caller prepare the fresh run
+   * directory before the container exists (the gateway's socket must be there before the runner
+   * dials it) and choose the documents directory then (a scoped one may live in the run directory).
+   * A failing {@code setup} removes the run directory like any other failed launch.
+   */
+  public Sandbox launch(UUID tenantId, SandboxLimits limits, List<String> command, RunDirSetup setup) {
     limits.requireWithin(settings.maxLimits());
-    Path docs = documentsDir.toAbsolutePath().normalize();
-    if (!Files.isDirectory(docs)) {
-      // Docker would silently create a missing bind source, owned by root and empty.
-      throw new IllegalArgumentException("documents directory " + docs + " does not exist");
-    }
     String id = HexFormat.of().formatHex(randomBytes());
     Instant created = Instant.now();
     live.add(id);
@@ -121,6 +126,11 @@ public final class ContainerLauncher {
     String containerId = null;
     try {
       createRunDir(runDir);
+      Path docs = prepare(setup, runDir).toAbsolutePath().normalize();
+      if (!Files.isDirectory(docs)) {
+        // Docker would silently create a missing bind source, owned by root and empty.
+        throw new IllegalArgumentException("documents directory " + docs + " does not exist");
+      }
       containerId = create(id, tenantId, docs, runDir, limits, command, created);
       start(containerId);
       return new Sandbox(id, containerId, tenantId, runDir, created);
@@ -128,6 +138,23 @@ public final class ContainerLauncher {
       cleanUp(id, containerId, runDir, e);
       throw e;
     }
+  }
+
+  private static Path prepare(RunDirSetup setup, Path runDir) {
+    try {
+      return setup.prepare(runDir);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new ContainerException(Reason.HOST_IO, "cannot prepare sandbox run directory " + runDir + ": "
+          + e.getMessage(), e);
+    }
+  }
+
+  /** Prepares a new run directory before its container is created; returns the documents directory. */
+  @FunctionalInterface
+  public interface RunDirSetup {
+    Path prepare(Path runDir) throws Exception;
   }
 
   private static byte[] randomBytes() {

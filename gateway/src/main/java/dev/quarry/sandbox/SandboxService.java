@@ -1,46 +1,183 @@
 package dev.quarry.sandbox;
 
+import com.github.dockerjava.api.DockerClient;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Owns every sandbox of the gateway: the launcher, the warm pool, the reaper and every open
  * session. {@link #close()} (gateway shutdown) closes them all.
+ *
+ * <p>A sandbox is handed out only after its runner connected to its socket and said Ready: the
+ * socket is served before the container is created, so the runner never races it.
  */
 public final class SandboxService {
+  private static final Logger LOG = LoggerFactory.getLogger(SandboxService.class);
+  /** From container start to the runner's Ready; far above the usual second, for a loaded host. */
+  static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  private static final long SOCKET_LISTEN_SECONDS = 10;
+
+  private final Vertx vertx;
+  private final SandboxSettings settings;
+  private final Function<UUID, Future<Path>> documentsDir;
+  private final DockerClient docker;
+  private final ContainerLauncher launcher;
+  private final Reaper reaper;
+  private final WarmPool pool;
+  /** Pooled sandboxes' endpoints, by sandbox id, until someone takes them. */
+  private final Map<String, LiveSandbox> pooled = new ConcurrentHashMap<>();
+  private final Set<GrpcSandboxSession> sessions = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
 
   /**
    * @param documentsDir the tenant's up-to-date documents directory on the host (for example
    *                     {@code DocumentsFs::sync}), mounted read-only at /documents
    */
   public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir) {
-    throw new UnsupportedOperationException("not yet");
+    this.vertx = vertx;
+    this.settings = settings;
+    this.documentsDir = documentsDir;
+    this.docker = ContainerLauncher.connect(settings.dockerHost());
+    this.launcher = new ContainerLauncher(docker, settings);
+    this.reaper = new Reaper(docker, launcher);
+    this.pool = new WarmPool(settings.poolPerTenant(),
+        tenantId -> startLive(tenantId, Scope.ALL).map(live -> {
+          pooled.put(live.sandbox().id(), live);
+          return live.sandbox();
+        }),
+        sandbox -> {
+          LiveSandbox live = pooled.remove(sandbox.id());
+          return dispose(live == null ? new LiveSandbox(sandbox, new SandboxEndpoint(vertx)) : live);
+        });
   }
 
   /** Reaps leftovers of earlier runs and starts the periodic reaper. */
   public Future<Void> start() {
-    throw new UnsupportedOperationException("not yet");
+    return reaper.start(vertx).mapEmpty();
   }
 
-  /** A live session for the tenant, its runner Ready; a pooled sandbox when the scope is ALL. */
+  public SandboxSettings settings() {
+    return settings;
+  }
+
+  /**
+   * A live session for the tenant, its runner Ready. With {@link Scope#ALL} a pooled sandbox when
+   * one is waiting; a scoped one is always started for the purpose with only its documents.
+   */
   public Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks) {
-    throw new UnsupportedOperationException("not yet");
+    if (closed) {
+      return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
+    }
+    Future<LiveSandbox> live = scope.isAll() && settings.poolPerTenant() > 0
+        ? pool.take(tenantId).compose(this::pooledLive)
+        : startLive(tenantId, scope);
+    return live.compose(l -> {
+      GrpcSandboxSession[] holder = new GrpcSandboxSession[1];
+      GrpcSandboxSession session = new GrpcSandboxSession(vertx, launcher, l, scope, callbacks,
+          () -> sessions.remove(holder[0]));
+      holder[0] = session;
+      sessions.add(session);
+      if (closed) {
+        // Shut down while it started: nobody may have it.
+        return session.close().transform(ar -> Future.failedFuture(
+            new IllegalStateException("the sandbox service is closed")));
+      }
+      return Future.succeededFuture(session);
+    });
   }
 
-  /** Closes every session and pooled sandbox and stops the reaper. */
+  /** The pool hands out sandboxes; a pooled one whose runner went away is replaced by a fresh one. */
+  private Future<LiveSandbox> pooledLive(Sandbox sandbox) {
+    LiveSandbox live = pooled.remove(sandbox.id());
+    if (live == null || live.endpoint().isEnded()) {
+      LiveSandbox gone = live == null ? new LiveSandbox(sandbox, new SandboxEndpoint(vertx)) : live;
+      return dispose(gone).transform(ar -> startLive(sandbox.tenantId(), Scope.ALL));
+    }
+    return Future.succeededFuture(live);
+  }
+
+  /** Serves a socket, starts a container that dials it, waits for Ready; removes all on failure. */
+  private Future<LiveSandbox> startLive(UUID tenantId, Scope scope) {
+    if (closed) {
+      return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
+    }
+    SandboxEndpoint endpoint = new SandboxEndpoint(vertx);
+    return documentsDir.apply(tenantId)
+        .compose(tenantDir -> vertx.executeBlocking(() -> launcher.launch(tenantId, settings.limits(),
+            settings.command(), runDir -> {
+              endpoint.listen(runDir.resolve(ContainerLauncher.SOCKET_NAME))
+                  .toCompletionStage().toCompletableFuture().get(SOCKET_LISTEN_SECONDS, TimeUnit.SECONDS);
+              return scope.isAll() ? tenantDir : ScopedDocuments.build(tenantDir, runDir, scope);
+            }), false))
+        .transform(ar -> {
+          if (ar.failed()) {
+            return endpoint.close().transform(x -> Future.failedFuture(ar.cause()));
+          }
+          LiveSandbox live = new LiveSandbox(ar.result(), endpoint);
+          return endpoint.ready()
+              .timeout(READY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+              .transform(ready -> ready.succeeded()
+                  ? Future.succeededFuture(live)
+                  : dispose(live).transform(x -> Future.failedFuture(new ContainerException(
+                      ContainerException.Reason.ENGINE_ERROR, "sandbox " + live.sandbox().id()
+                      + " did not become ready: " + ready.cause().getMessage(), ready.cause()))));
+        });
+  }
+
+  private Future<Void> dispose(LiveSandbox live) {
+    return live.endpoint().close().otherwiseEmpty()
+        .compose(v -> vertx.executeBlocking(() -> {
+          launcher.remove(live.sandbox());
+          return null;
+        }, false));
+  }
+
+  /** Closes every session and pooled sandbox and stops the reaper. Idempotent. */
   public Future<Void> close() {
-    throw new UnsupportedOperationException("not yet");
+    closed = true;
+    reaper.stop();
+    List<Future<?>> all = new ArrayList<>();
+    for (GrpcSandboxSession s : List.copyOf(sessions)) {
+      all.add(s.close().otherwiseEmpty());
+    }
+    all.add(pool.close().otherwiseEmpty());
+    Promise<Void> done = Promise.promise();
+    Future.join(all).onComplete(ar -> {
+      try {
+        docker.close();
+      } catch (Exception e) {
+        LOG.debug("closing the Docker client: {}", e.toString());
+      }
+      done.complete();
+    });
+    return done.future();
   }
 
   /** Sessions open now. */
   public int active() {
-    throw new UnsupportedOperationException("not yet");
+    return sessions.size();
   }
 
-  public SandboxSettings settings() {
-    throw new UnsupportedOperationException("not yet");
+  /** Fills the tenant's warm pool (start-up, tests); completes once it is full. */
+  public Future<Void> warm(UUID tenantId) {
+    return pool.warm(tenantId);
+  }
+
+  /** Sandboxes of this gateway that exist now (pooled, in use or being removed). */
+  public Set<String> liveSandboxIds() {
+    return launcher.liveIds();
   }
 }

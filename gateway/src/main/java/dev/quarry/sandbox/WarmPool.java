@@ -23,14 +23,14 @@ import org.slf4j.LoggerFactory;
  * it from the pool and a replacement starts in the background. What the caller takes, the caller
  * disposes of ({@link #dispose}); {@link #close} removes whatever is still pooled or starting.
  *
- * <p>A pooled container counts as ready once it is running; the gRPC handshake will tighten that.
+ * <p>What "ready" means is the starter's business: the launcher's alone means running, the
+ * {@link SandboxService}'s means the runner connected and said Ready.
  */
 public final class WarmPool {
   private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
-  private final Vertx vertx;
-  private final ContainerLauncher launcher;
   private final int perTenant;
-  private final Function<UUID, Path> documentsDir;
+  private final Function<UUID, Future<Sandbox>> starter;
+  private final Function<Sandbox, Future<Void>> disposer;
   private final Map<UUID, TenantPool> pools = new ConcurrentHashMap<>();
   private final Set<Future<?>> starting = new HashSet<>();
   private boolean closed;
@@ -40,10 +40,23 @@ public final class WarmPool {
    *                     {@code DocumentsFs::tenantDir})
    */
   public WarmPool(Vertx vertx, ContainerLauncher launcher, Function<UUID, Path> documentsDir) {
-    this.vertx = vertx;
-    this.launcher = launcher;
-    this.perTenant = launcher.settings().poolPerTenant();
-    this.documentsDir = documentsDir;
+    this(launcher.settings().poolPerTenant(),
+        tenantId -> vertx.executeBlocking(() -> launcher.launch(tenantId, documentsDir.apply(tenantId)), false),
+        sandbox -> vertx.executeBlocking(() -> {
+          launcher.remove(sandbox);
+          return null;
+        }, false));
+  }
+
+  /**
+   * @param starter  starts a sandbox for the tenant; it counts as ready when the future completes
+   * @param disposer removes a sandbox, on every path
+   */
+  public WarmPool(int perTenant, Function<UUID, Future<Sandbox>> starter,
+      Function<Sandbox, Future<Void>> disposer) {
+    this.perTenant = perTenant;
+    this.starter = starter;
+    this.disposer = disposer;
   }
 
   /** Fills the tenant's pool; the future completes once it is full, or fails with a launch error. */
@@ -70,15 +83,12 @@ public final class WarmPool {
         return Future.failedFuture(new IllegalStateException("sandbox pool is closed"));
       }
     }
-    return vertx.executeBlocking(() -> launcher.launch(tenantId, documentsDir.apply(tenantId)), false);
+    return starter.apply(tenantId);
   }
 
   /** Removes a sandbox taken from this pool; it is never handed out again. */
   public Future<Void> dispose(Sandbox sandbox) {
-    return vertx.executeBlocking(() -> {
-      launcher.remove(sandbox);
-      return null;
-    }, false);
+    return disposer.apply(sandbox);
   }
 
   /** How many started sandboxes wait in the tenant's pool now. */
@@ -114,8 +124,7 @@ public final class WarmPool {
         return;
       }
       for (int i = pool.reserve(perTenant); i > 0; i--) {
-        Future<Void> f = vertx
-            .executeBlocking(() -> launcher.launch(pool.tenantId, documentsDir.apply(pool.tenantId)), false)
+        Future<Void> f = starter.apply(pool.tenantId)
             .compose(s -> offer(pool, s), e -> {
               LOG.warn("warm sandbox for tenant {} failed to start: {}", pool.tenantId, e.getMessage());
               pool.failed(e);

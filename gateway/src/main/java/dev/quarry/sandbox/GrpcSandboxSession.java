@@ -1,0 +1,474 @@
+package dev.quarry.sandbox;
+
+import dev.quarry.proto.sandbox.v1.CallbackError;
+import dev.quarry.proto.sandbox.v1.CallbackKind;
+import dev.quarry.proto.sandbox.v1.CallbackReply;
+import dev.quarry.proto.sandbox.v1.CallbackRequest;
+import dev.quarry.proto.sandbox.v1.Cancel;
+import dev.quarry.proto.sandbox.v1.CellLimits;
+import dev.quarry.proto.sandbox.v1.CellResult;
+import dev.quarry.proto.sandbox.v1.CellStatus;
+import dev.quarry.proto.sandbox.v1.ExecuteRequest;
+import dev.quarry.proto.sandbox.v1.GatewayMessage;
+import dev.quarry.proto.sandbox.v1.OutputChannel;
+import dev.quarry.proto.sandbox.v1.SandboxMessage;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A session over one live sandbox: sends cells, relays output, serves callbacks with the tenant and
+ * scope fixed at open, and turns every way a cell can end (result, timeout, cancel, dead container)
+ * into exactly one {@link CellOutcome}. State is guarded by {@code this}; nothing here blocks an
+ * event loop (Docker calls run on worker threads).
+ */
+final class GrpcSandboxSession implements SandboxSession {
+  private static final Logger LOG = LoggerFactory.getLogger(GrpcSandboxSession.class);
+  /** How long past its wall time the runner has to report a cell before the container is killed. */
+  static final long KILL_GRACE_MS = 3_000;
+  /** How long a Cancel has to take effect before the container is killed. */
+  static final long CANCEL_GRACE_MS = 2_000;
+  /** How long a dying container gets to exit before its state is read (OOM or crash). */
+  private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
+  /**
+   * The runner cuts output itself and adds a marker; the gateway's own cap only guards against a
+   * runner that ignores the limit, so it leaves room for that marker.
+   */
+  private static final int MARKER_SLACK = 1_000;
+
+  private final Vertx vertx;
+  private final ContainerLauncher launcher;
+  private final LiveSandbox live;
+  private final Scope scope;
+  private final Callbacks callbacks;
+  private final Runnable onClosed;
+  private Cell cell;
+  private int cellCount;
+  private boolean closed;
+  private String deadReason;
+  private Future<Void> removal;
+  private Future<Void> closing;
+
+  GrpcSandboxSession(Vertx vertx, ContainerLauncher launcher, LiveSandbox live, Scope scope,
+      Callbacks callbacks, Runnable onClosed) {
+    this.vertx = vertx;
+    this.launcher = launcher;
+    this.live = live;
+    this.scope = scope;
+    this.callbacks = callbacks;
+    this.onClosed = onClosed;
+    live.endpoint().onMessage(this::received);
+    live.endpoint().ended().onComplete(ar -> streamEnded());
+  }
+
+  @Override
+  public String id() {
+    return live.sandbox().id();
+  }
+
+  @Override
+  public UUID tenantId() {
+    return live.sandbox().tenantId();
+  }
+
+  @Override
+  public Scope scope() {
+    return scope;
+  }
+
+  @Override
+  public Future<CellOutcome> execute(String code, CellOptions options, CellListener listener) {
+    Objects.requireNonNull(code, "code");
+    Objects.requireNonNull(options, "options");
+    Cell c;
+    synchronized (this) {
+      if (closed) {
+        return Future.failedFuture(new IllegalStateException("sandbox session " + id() + " is closed"));
+      }
+      if (cell != null) {
+        return Future.failedFuture(new IllegalStateException(
+            "a cell is already running in sandbox session " + id() + "; cells run one at a time"));
+      }
+      if (deadReason != null) {
+        return Future.succeededFuture(new CellOutcome(CellStatus.CELL_STATUS_KILLED, "", "",
+            new CellError(CellError.SANDBOX_UNAVAILABLE, "the sandbox cannot run cells any more: " + deadReason, ""),
+            false, 0));
+      }
+      c = new Cell("c" + (++cellCount), options, listener == null ? CellListener.NONE : listener);
+      cell = c;
+      c.timer = vertx.setTimer(options.wallTimeMs() + KILL_GRACE_MS, t -> kill(c, CellStatus.CELL_STATUS_TIMEOUT,
+          CellError.TIMEOUT, "the cell exceeded its wall time of " + options.wallTimeMs()
+              + " ms and did not stop; its sandbox was killed"));
+    }
+    live.endpoint().send(GatewayMessage.newBuilder().setExecute(ExecuteRequest.newBuilder()
+        .setCellId(c.id)
+        .setCode(code)
+        .setLimits(CellLimits.newBuilder()
+            .setWallTimeMs(options.wallTimeMs())
+            .setMaxOutputChars(options.maxOutputChars()))
+        .addAllPreloadDocumentIds(options.preloadDocumentIds()))
+        .build());
+    return c.promise.future();
+  }
+
+  @Override
+  public void cancel() {
+    Cell c;
+    synchronized (this) {
+      c = cell;
+      if (c == null || c.cancelTimer >= 0) {
+        return;
+      }
+      c.cancelTimer = vertx.setTimer(CANCEL_GRACE_MS, t -> kill(c, CellStatus.CELL_STATUS_CANCELLED,
+          CellError.CANCELLED, "the cell did not stop when cancelled; its sandbox was killed"));
+    }
+    live.endpoint().send(GatewayMessage.newBuilder()
+        .setCancel(Cancel.newBuilder().setCellId(c.id)).build());
+  }
+
+  @Override
+  public Future<Void> close() {
+    Cell c;
+    synchronized (this) {
+      if (closing != null) {
+        return closing;
+      }
+      closed = true;
+      c = cell;
+      cell = null;
+      closing = removeSandbox().onComplete(ar -> onClosed.run());
+    }
+    if (c != null) {
+      c.end(new CellOutcome(CellStatus.CELL_STATUS_CANCELLED, c.stdout(), c.stderr(),
+          new CellError(CellError.CANCELLED, "the session was closed while the cell ran", ""),
+          c.truncated, c.elapsedMs()));
+      vertx.cancelTimer(c.timer);
+    }
+    return closing;
+  }
+
+  // --- what the runner sends ---
+
+  private void received(SandboxMessage message) {
+    switch (message.getKindCase()) {
+      case OUTPUT -> {
+        Cell c = current(message.getOutput().getCellId());
+        if (c != null) {
+          c.output(message.getOutput().getChannel(), message.getOutput().getText());
+        }
+      }
+      case CALLBACK -> serve(message.getCallback());
+      case FILE_READ -> {
+        Cell c = current(message.getFileRead().getCellId());
+        if (c != null) {
+          c.notify(() -> c.listener.fileRead(message.getFileRead().getPath()));
+        }
+      }
+      case RESULT -> finish(message.getResult());
+      default -> protocolError("unexpected message from the runner: " + message.getKindCase());
+    }
+  }
+
+  private synchronized Cell current(String cellId) {
+    return cell != null && cell.id.equals(cellId) ? cell : null;
+  }
+
+  private void finish(CellResult r) {
+    Cell c;
+    synchronized (this) {
+      c = cell;
+      if (c == null || !c.id.equals(r.getCellId())) {
+        return;
+      }
+      cell = null;
+    }
+    vertx.cancelTimer(c.timer);
+    vertx.cancelTimer(c.cancelTimer);
+    if (!r.getValueRepr().isEmpty()) {
+      String shown = c.stdoutEndsLine() ? r.getValueRepr() : "\n" + r.getValueRepr();
+      c.appendUnlimited(shown);
+    }
+    CellStatus status = r.getStatus();
+    CellError error = switch (status) {
+      case CELL_STATUS_OK -> null;
+      case CELL_STATUS_ERROR -> new CellError(nonEmpty(r.getErrorType(), "RuntimeError"), r.getErrorMessage(),
+          r.getTraceback());
+      case CELL_STATUS_TIMEOUT -> new CellError(CellError.TIMEOUT, nonEmpty(r.getErrorMessage(),
+          "the cell exceeded its wall time of " + c.options.wallTimeMs() + " ms"), r.getTraceback());
+      case CELL_STATUS_CANCELLED -> new CellError(CellError.CANCELLED, nonEmpty(r.getErrorMessage(),
+          "the cell was cancelled"), r.getTraceback());
+      default -> new CellError(CellError.SANDBOX_CRASHED, "the runner reported an unknown cell status", "");
+    };
+    if (error != null && status != CellStatus.CELL_STATUS_ERROR && status != CellStatus.CELL_STATUS_TIMEOUT
+        && status != CellStatus.CELL_STATUS_CANCELLED) {
+      status = CellStatus.CELL_STATUS_KILLED;
+    }
+    c.end(new CellOutcome(status, c.stdout(), c.stderr(), error, r.getTruncated() || c.truncated,
+        r.getDurationMs()));
+  }
+
+  private static String nonEmpty(String s, String dflt) {
+    return s == null || s.isEmpty() ? dflt : s;
+  }
+
+  private void serve(CallbackRequest request) {
+    Cell c = current(request.getCellId());
+    if (c != null) {
+      c.notify(() -> c.listener.callback(request.getKind(), request.getArgumentsJson()));
+    }
+    Future<String> result;
+    try {
+      result = call(request.getKind(), new JsonObject(request.getArgumentsJson()));
+    } catch (RuntimeException e) {
+      result = Future.failedFuture(e);
+    }
+    result.onComplete(ar -> {
+      CallbackReply.Builder reply = CallbackReply.newBuilder().setCallId(request.getCallId());
+      if (ar.succeeded()) {
+        reply.setResultJson(ar.result());
+      } else if (ar.cause() instanceof CallbackFailure f) {
+        reply.setError(CallbackError.newBuilder().setType(f.type()).setMessage(nonEmpty(f.message(), f.type())));
+      } else {
+        LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), ar.cause().toString());
+        reply.setError(CallbackError.newBuilder().setType("RuntimeError")
+            .setMessage(callbackName(request.getKind()) + " failed inside the gateway"));
+      }
+      live.endpoint().send(GatewayMessage.newBuilder().setCallbackReply(reply).build());
+    });
+  }
+
+  private Future<String> call(CallbackKind kind, JsonObject args) {
+    return switch (kind) {
+      case CALLBACK_KIND_SEARCH -> {
+        Object query = args.getValue("query");
+        Object limit = args.getValue("limit", 10);
+        if (!(query instanceof String q)) {
+          throw CallbackFailure.valueError("search(query, limit): query must be a string");
+        }
+        if (!(limit instanceof Integer || limit instanceof Long)) {
+          throw CallbackFailure.valueError("search(query, limit): limit must be an integer");
+        }
+        long n = ((Number) limit).longValue();
+        if (n < 1 || n > Integer.MAX_VALUE) {
+          throw CallbackFailure.valueError("search(query, limit): limit must be positive, got " + n);
+        }
+        yield callbacks.search(q, (int) n).map(JsonArray::encode);
+      }
+      case CALLBACK_KIND_LIST_DOCUMENTS -> callbacks.listDocuments().map(JsonArray::encode);
+      case CALLBACK_KIND_LLM -> {
+        if (!(args.getValue("prompt") instanceof String prompt)) {
+          throw CallbackFailure.valueError("llm(prompt): prompt must be a string");
+        }
+        yield callbacks.llm(prompt).map(Json::encode);
+      }
+      default -> throw CallbackFailure.runtimeError("unknown callback " + kind);
+    };
+  }
+
+  private static String callbackName(CallbackKind kind) {
+    return switch (kind) {
+      case CALLBACK_KIND_SEARCH -> "search";
+      case CALLBACK_KIND_LIST_DOCUMENTS -> "list_documents";
+      case CALLBACK_KIND_LLM -> "llm";
+      default -> "callback";
+    };
+  }
+
+  // --- how a sandbox ends ---
+
+  private void protocolError(String detail) {
+    LOG.warn("sandbox {}: {}", id(), detail);
+    Cell c;
+    synchronized (this) {
+      c = cell;
+    }
+    if (c != null) {
+      kill(c, CellStatus.CELL_STATUS_KILLED, CellError.SANDBOX_CRASHED, "protocol error: " + detail);
+    } else {
+      markDead("protocol error: " + detail);
+      killContainer();
+    }
+  }
+
+  /** Ends the cell with the given outcome at once, then kills the container (the stream end follows). */
+  private void kill(Cell c, CellStatus status, String type, String message) {
+    synchronized (this) {
+      if (cell != c) {
+        return;
+      }
+      cell = null;
+      if (deadReason == null) {
+        deadReason = message;
+      }
+    }
+    vertx.cancelTimer(c.timer);
+    vertx.cancelTimer(c.cancelTimer);
+    c.end(new CellOutcome(status, c.stdout(), c.stderr(), new CellError(type, message, ""), c.truncated,
+        c.elapsedMs()));
+    killContainer();
+  }
+
+  private void killContainer() {
+    vertx.executeBlocking(() -> launcher.kill(live.sandbox()), false)
+        .onFailure(e -> LOG.warn("could not kill sandbox {}: {}", id(), e.getMessage()));
+  }
+
+  private synchronized void markDead(String reason) {
+    if (deadReason == null) {
+      deadReason = reason;
+    }
+  }
+
+  /** The stream ended: a cell still running died with its container; the container goes either way. */
+  private void streamEnded() {
+    markDead("its runner disconnected");
+    Cell c;
+    synchronized (this) {
+      c = cell;
+    }
+    if (c == null) {
+      removeSandbox();
+      return;
+    }
+    vertx.executeBlocking(this::diagnose, false)
+        .otherwise(e -> new CellError(CellError.SANDBOX_CRASHED,
+            "the sandbox stopped while the cell ran (" + e.getMessage() + ")", ""))
+        .onSuccess(error -> {
+          synchronized (this) {
+            if (cell != c) {
+              return;
+            }
+            cell = null;
+          }
+          vertx.cancelTimer(c.timer);
+          vertx.cancelTimer(c.cancelTimer);
+          c.end(new CellOutcome(CellStatus.CELL_STATUS_KILLED, c.stdout(), c.stderr(), error, c.truncated,
+              c.elapsedMs()));
+        })
+        .onComplete(ar -> removeSandbox());
+  }
+
+  /** Blocking: why the container went, as the engine saw it. */
+  private CellError diagnose() {
+    ContainerLauncher.ContainerState state;
+    try {
+      launcher.awaitExit(live.sandbox(), EXIT_WAIT);
+      state = launcher.state(live.sandbox());
+    } catch (ContainerException e) {
+      if (e.reason() == ContainerException.Reason.NOT_FOUND) {
+        return new CellError(CellError.SANDBOX_CRASHED, "the sandbox container disappeared while the cell ran", "");
+      }
+      launcher.kill(live.sandbox());
+      return new CellError(CellError.SANDBOX_CRASHED,
+          "the sandbox's runner disconnected while the cell ran; the container was killed", "");
+    }
+    if (state.oomKilled()) {
+      return new CellError(CellError.OUT_OF_MEMORY,
+          "the sandbox ran out of memory and was killed while the cell ran", "");
+    }
+    return new CellError(CellError.SANDBOX_CRASHED,
+        "the sandbox stopped while the cell ran (exit code " + state.exitCode() + ")", "");
+  }
+
+  /** Stops listening, removes the container and its run directory (socket, scoped documents). Once. */
+  private Future<Void> removeSandbox() {
+    Promise<Void> p;
+    synchronized (this) {
+      if (removal != null) {
+        return removal;
+      }
+      p = Promise.promise();
+      removal = p.future();
+    }
+    live.endpoint().close()
+        .otherwiseEmpty()
+        .compose(v -> vertx.<Void>executeBlocking(() -> {
+          launcher.remove(live.sandbox());
+          return null;
+        }, false))
+        .onComplete(p);
+    return p.future();
+  }
+
+  /** One running cell: its output so far and what waits for its end. */
+  private static final class Cell {
+    final String id;
+    final CellOptions options;
+    final CellListener listener;
+    final Promise<CellOutcome> promise = Promise.promise();
+    final long startNanos = System.nanoTime();
+    private final StringBuilder stdout = new StringBuilder();
+    private final StringBuilder stderr = new StringBuilder();
+    private long chars;
+    boolean truncated;
+    long timer = -1;
+    long cancelTimer = -1;
+
+    Cell(String id, CellOptions options, CellListener listener) {
+      this.id = id;
+      this.options = options;
+      this.listener = listener;
+    }
+
+    void output(OutputChannel channel, String text) {
+      String kept;
+      synchronized (this) {
+        long room = Math.max(0, options.maxOutputChars() + MARKER_SLACK - chars);
+        kept = text.length() <= room ? text : text.substring(0, (int) room);
+        if (kept.length() < text.length()) {
+          truncated = true;
+        }
+        chars += kept.length();
+        (channel == OutputChannel.OUTPUT_CHANNEL_STDERR ? stderr : stdout).append(kept);
+      }
+      if (!kept.isEmpty()) {
+        notify(() -> listener.output(channel, kept));
+      }
+    }
+
+    /** The REPL value: already cut to the output budget by the runner. */
+    void appendUnlimited(String text) {
+      synchronized (this) {
+        stdout.append(text);
+      }
+      notify(() -> listener.output(OutputChannel.OUTPUT_CHANNEL_STDOUT, text));
+    }
+
+    synchronized boolean stdoutEndsLine() {
+      return stdout.isEmpty() || stdout.charAt(stdout.length() - 1) == '\n';
+    }
+
+    synchronized String stdout() {
+      return stdout.toString();
+    }
+
+    synchronized String stderr() {
+      return stderr.toString();
+    }
+
+    long elapsedMs() {
+      return (System.nanoTime() - startNanos) / 1_000_000;
+    }
+
+    void end(CellOutcome outcome) {
+      promise.tryComplete(outcome);
+    }
+
+    /** A listener that throws must not take the session down with it. */
+    void notify(Runnable call) {
+      try {
+        call.run();
+      } catch (RuntimeException e) {
+        LOG.warn("cell listener failed: {}", e.toString());
+      }
+    }
+  }
+}

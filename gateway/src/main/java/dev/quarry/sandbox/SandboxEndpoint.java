@@ -1,0 +1,162 @@
+package dev.quarry.sandbox;
+
+import dev.quarry.proto.sandbox.v1.GatewayMessage;
+import dev.quarry.proto.sandbox.v1.Ready;
+import dev.quarry.proto.sandbox.v1.SandboxGrpcService;
+import dev.quarry.proto.sandbox.v1.SandboxMessage;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.common.GrpcStatus;
+import io.vertx.grpc.server.GrpcServer;
+import io.vertx.grpc.server.GrpcServerOptions;
+import io.vertx.grpc.server.GrpcServerRequest;
+import io.vertx.grpc.server.GrpcServerResponse;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.function.Consumer;
+
+/**
+ * The gateway's end of one sandbox: a gRPC server on the Unix socket in that sandbox's own run
+ * directory, accepting exactly one Connect stream. Whatever arrives on it belongs to this sandbox
+ * (and so to its tenant) because of the socket it came through, never because of what it says.
+ */
+final class SandboxEndpoint {
+  /** As large as the runner's own limit: search results for a big limit can be a few megabytes. */
+  static final int MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+  private final Vertx vertx;
+  private final Promise<Ready> ready = Promise.promise();
+  private final Promise<Void> ended = Promise.promise();
+  private HttpServer server;
+  private GrpcServerResponse<SandboxMessage, GatewayMessage> response;
+  private Consumer<SandboxMessage> handler = m -> {};
+  private boolean closed;
+  private volatile long readyNanos;
+
+  SandboxEndpoint(Vertx vertx) {
+    this.vertx = vertx;
+  }
+
+  /** Starts serving on {@code socket}, which the sandbox's (non-root) user may connect to. */
+  Future<Void> listen(Path socket) {
+    GrpcServer grpc = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(MAX_MESSAGE_BYTES));
+    grpc.callHandler(SandboxGrpcService.Connect, this::connected);
+    return vertx.createHttpServer()
+        .requestHandler(grpc)
+        .listen(SocketAddress.domainSocketAddress(socket.toString()))
+        .compose(s -> {
+          synchronized (this) {
+            if (closed) {
+              return s.close();
+            }
+            server = s;
+          }
+          try {
+            // Connecting to a Unix socket needs write permission on it; the container's user is not ours.
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+            return Future.succeededFuture();
+          } catch (IOException e) {
+            return s.close().transform(x -> Future.failedFuture(e));
+          }
+        });
+  }
+
+  private void connected(GrpcServerRequest<SandboxMessage, GatewayMessage> request) {
+    synchronized (this) {
+      if (response != null || closed) {
+        // One stream per sandbox: a second one is refused rather than allowed to steal cells.
+        request.response().status(GrpcStatus.ALREADY_EXISTS).end();
+        return;
+      }
+      response = request.response();
+    }
+    request.handler(this::received);
+    request.endHandler(v -> end(null));
+    request.exceptionHandler(this::end);
+    request.connection().closeHandler(v -> end(null));
+    response.exceptionHandler(this::end);
+  }
+
+  private void received(SandboxMessage message) {
+    if (!ready.future().isComplete()) {
+      if (message.getKindCase() == SandboxMessage.KindCase.READY) {
+        readyNanos = System.nanoTime();
+        ready.tryComplete(message.getReady());
+      } else {
+        ready.tryFail(new IllegalStateException("the runner sent " + message.getKindCase() + " before Ready"));
+        end(null);
+      }
+      return;
+    }
+    Consumer<SandboxMessage> h;
+    synchronized (this) {
+      h = handler;
+    }
+    h.accept(message);
+  }
+
+  private void end(Throwable cause) {
+    ready.tryFail(new IllegalStateException("the runner's stream ended before Ready"
+        + (cause == null ? "" : ": " + cause.getMessage())));
+    ended.tryComplete();
+  }
+
+  /** Completes when the runner said Ready; fails when the stream ended first. */
+  Future<Ready> ready() {
+    return ready.future();
+  }
+
+  /** When {@link #ready()} completed, in {@link System#nanoTime()}. */
+  long readyNanos() {
+    return readyNanos;
+  }
+
+  /** Completes when the stream ended, for whatever reason. */
+  Future<Void> ended() {
+    return ended.future();
+  }
+
+  boolean isEnded() {
+    return ended.future().isComplete();
+  }
+
+  /** Who gets the messages after Ready. */
+  synchronized void onMessage(Consumer<SandboxMessage> h) {
+    handler = h;
+  }
+
+  /** Sends one message; a stream that ended drops it (the session learns of the end separately). */
+  void send(GatewayMessage message) {
+    GrpcServerResponse<SandboxMessage, GatewayMessage> r;
+    synchronized (this) {
+      r = closed || isEnded() ? null : response;
+    }
+    if (r != null) {
+      r.write(message);
+    }
+  }
+
+  /** Ends the stream and stops listening. Idempotent. */
+  Future<Void> close() {
+    GrpcServerResponse<SandboxMessage, GatewayMessage> r;
+    HttpServer s;
+    synchronized (this) {
+      if (closed) {
+        return Future.succeededFuture();
+      }
+      closed = true;
+      r = response;
+      s = server;
+    }
+    end(null);
+    if (r != null) {
+      r.end().otherwiseEmpty();
+    }
+    return s == null ? Future.succeededFuture() : s.close();
+  }
+}

@@ -1,0 +1,89 @@
+package dev.quarry.sandbox;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@link SandboxService} on the real engine with the real runner image, over {@link SandboxFixture}'s
+ * documents, plus what tests need to check that nothing is left behind.
+ */
+final class SessionFixture implements AutoCloseable {
+  final SandboxFixture fx;
+  final Vertx vertx = Vertx.vertx();
+  final SandboxService service;
+
+  SessionFixture(Path tempDir, int poolPerTenant) throws Exception {
+    this(tempDir, poolPerTenant, SandboxLimits.DEFAULTS);
+  }
+
+  SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits) throws Exception {
+    String image = RunnerImage.ensure();
+    fx = new SandboxFixture(tempDir);
+    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",
+        fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false);
+    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)));
+    await(service.start());
+  }
+
+  static <T> T await(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+
+  CellOptions options() {
+    return CellOptions.defaults(service.settings());
+  }
+
+  /** Nothing of this gateway left: no container, no run directory (and so no socket). */
+  void assertClean() throws Exception {
+    org.assertj.core.api.Assertions.assertThat(fx.containers()).as("leftover containers").isEmpty();
+    org.assertj.core.api.Assertions.assertThat(fx.runDirs()).as("leftover run directories").isEmpty();
+    org.assertj.core.api.Assertions.assertThat(service.liveSandboxIds()).as("live sandboxes").isEmpty();
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      await(service.close());
+      await(vertx.close());
+    } finally {
+      fx.close();
+    }
+  }
+
+  /** Callbacks with fixed answers: the session's plumbing, not the gateway's search, is under test. */
+  record Scripted(JsonArray hits, JsonArray documents) implements Callbacks {
+    static Scripted simple() {
+      return new Scripted(new JsonArray().add(new JsonObject().put("chunk_id", "c1").put("content", "hello")),
+          new JsonArray().add(new JsonObject().put("id", "d1").put("title", "T")));
+    }
+
+    @Override
+    public Future<JsonArray> search(String query, int limit) {
+      if (query.equals("fail")) {
+        return Future.failedFuture(new CallbackFailure("ValueError", "no such query"));
+      }
+      if (query.equals("boom")) {
+        return Future.failedFuture(new IllegalStateException("secret internal detail"));
+      }
+      JsonArray out = hits.copy();
+      out.add(new JsonObject().put("query", query).put("limit", limit));
+      return Future.succeededFuture(out);
+    }
+
+    @Override
+    public Future<JsonArray> listDocuments() {
+      return Future.succeededFuture(documents);
+    }
+
+    @Override
+    public Future<String> llm(String prompt) {
+      return Future.succeededFuture("echo: " + prompt);
+    }
+  }
+}
