@@ -96,6 +96,51 @@ public final class AnalysisService {
     return deps.store().list(tenantId, limit);
   }
 
+  /**
+   * Runs an analysis' stored program in a fresh sandbox with the analysis' scope. The first replay's
+   * output becomes the baseline; later replays say whether they match it. Also lists the documents
+   * created or changed since the analysis ran, and the scoped ones that are gone.
+   */
+  public Future<Optional<JsonObject>> replay(UUID tenantId, UUID id) {
+    return get(tenantId, id).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.succeededFuture(Optional.empty());
+      }
+      JsonObject analysis = found.get();
+      String program = analysis.getString("program");
+      if (program == null) {
+        return Future.failedFuture(new AnalysisRefused(409, "no_program",
+            "analysis " + id + " has no program to replay (its status is " + analysis.getString("status") + ")"));
+      }
+      List<UUID> scopeIds = analysis.getJsonArray("document_ids").stream().map(o -> UUID.fromString((String) o)).toList();
+      List<UUID> preload = analysis.getJsonArray("preload").stream().map(o -> UUID.fromString((String) o)).toList();
+      dev.quarry.sandbox.Scope scope = new dev.quarry.sandbox.Scope(java.util.Set.copyOf(scopeIds));
+      java.util.concurrent.CompletableFuture<JsonObject> run = new java.util.concurrent.CompletableFuture<>();
+      Thread.ofVirtual().name("replay-" + id).start(() -> {
+        try {
+          run.complete(new ProgramReplay(deps, tenantId, scope, preload).run(program));
+        } catch (RuntimeException e) {
+          run.completeExceptionally(e);
+        }
+      });
+      return Future.fromCompletionStage(run).compose(result -> {
+        String output = result.getString("stdout");
+        String baseline = analysis.getString("program_output");
+        Future<JsonObject> compared = baseline != null
+            ? Future.succeededFuture(result.copy().put("baseline", "compared").put("matches", baseline.equals(output)))
+            : deps.store().programOutput(tenantId, id, output)
+                .map(recorded -> result.copy().put("baseline", "recorded").put("matches", (Object) null));
+        return compared.compose(r -> deps.store().changedSince(tenantId, AnalysisStore.createdAt(analysis), scopeIds)
+            .compose(changed -> deps.store().existing(tenantId, scopeIds).map(existing -> {
+              io.vertx.core.json.JsonArray missing = new io.vertx.core.json.JsonArray();
+              scopeIds.stream().filter(d -> !existing.contains(d)).forEach(d -> missing.add(d.toString()));
+              return Optional.of(new JsonObject().put("analysis_id", id.toString()).put("replay", r)
+                  .put("documents_changed", changed).put("documents_missing", missing));
+            })));
+      });
+    });
+  }
+
   /** Cancels every running analysis (gateway shutdown); each still records its end. */
   public Future<Void> close() {
     List<Future<JsonObject>> ends = new ArrayList<>();
@@ -111,7 +156,7 @@ public final class AnalysisService {
     private final int status;
     private final String code;
 
-    AnalysisRefused(int status, String code, String message) {
+    public AnalysisRefused(int status, String code, String message) {
       super(message, null, false, false);
       this.status = status;
       this.code = code;

@@ -47,6 +47,7 @@ public final class ApiRoutes {
   private final DocumentStore documentStore;
   private final SearchService searchService;
   private final Supplier<Reembedder.Status> reembedding;
+  private AnalysisRoutes analyses;
 
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
       DocumentStore documentStore, SearchService searchService,
@@ -58,6 +59,12 @@ public final class ApiRoutes {
     this.documentStore = documentStore;
     this.searchService = searchService;
     this.reembedding = reembedding;
+  }
+
+  /** Serves the analyses API too (only when the gateway runs analyses). */
+  public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
+    this.analyses = new AnalysisRoutes(service);
+    return this;
   }
 
   /** Where multipart uploads are spooled while a request is handled. */
@@ -78,6 +85,9 @@ public final class ApiRoutes {
     router.get("/v1/documents/:id/toc").handler(this::toc);
     router.get("/v1/documents/:id/content").handler(this::content);
     router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
+    if (analyses != null) {
+      analyses.mount(router);
+    }
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
@@ -90,7 +100,7 @@ public final class ApiRoutes {
     ctx.next();
   }
 
-  private static UUID tenant(RoutingContext ctx) {
+  static UUID tenant(RoutingContext ctx) {
     return ctx.get(TENANT_KEY);
   }
 
@@ -218,7 +228,7 @@ public final class ApiRoutes {
     return ApiError.notFound("no document with id " + id);
   }
 
-  private static void replyJson(RoutingContext ctx, int status, JsonObject body) {
+  static void replyJson(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(body.encode());
   }
 

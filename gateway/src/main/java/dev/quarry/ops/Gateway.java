@@ -1,6 +1,14 @@
 package dev.quarry.ops;
 
+import dev.quarry.agent.AgentSettings;
+import dev.quarry.agent.AnalysisService;
+import dev.quarry.agent.AnalysisStore;
+import dev.quarry.agent.ModelClient;
+import dev.quarry.agent.SandboxOpener;
 import dev.quarry.api.ApiRoutes;
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
 import dev.quarry.search.Embedder;
@@ -28,13 +36,24 @@ public final class Gateway extends VerticleBase {
   private static final long DRAIN_SECONDS = 10;
 
   private final Config config;
+  private final AgentSettings agentSettings;
+  private final SandboxSettings sandboxSettings;
+  private ModelClient model;
+  private SandboxService sandboxes;
+  private AnalysisService analyses;
   private Pool pool;
   private HttpServer server;
   private Reembedder reembedder;
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
 
   public Gateway(Config config) {
+    this(config, AgentSettings.fromEnv(), SandboxSettings.fromEnv(System.getenv()));
+  }
+
+  public Gateway(Config config, AgentSettings agentSettings, SandboxSettings sandboxSettings) {
     this.config = config;
+    this.agentSettings = agentSettings;
+    this.sandboxSettings = sandboxSettings;
   }
 
   @Override
@@ -45,14 +64,27 @@ public final class Gateway extends VerticleBase {
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           SearchService search = new SearchService(vertx, pool, embedder, config);
           reembedder = new Reembedder(vertx, pool, embedder);
+          DocumentStore documents = new DocumentStore(pool, documentsFs);
+          // Analyses need a model endpoint; without one they are refused and nothing starts sandboxes.
+          model = new ModelClient(agentSettings);
+          SandboxOpener opener = (tenant, scope, callbacks) -> Future.failedFuture(
+              new IllegalStateException(AgentSettings.HOW_TO_CONFIGURE));
+          Future<Void> sandboxesStarted = Future.succeededFuture();
+          if (model.configured()) {
+            sandboxes = new SandboxService(vertx, sandboxSettings, documentsFs::sync);
+            sandboxesStarted = sandboxes.start();
+            opener = sandboxes::open;
+          }
+          analyses = new AnalysisService(model, opener, search, documents, new AnalysisStore(pool), agentSettings,
+              CellOptions.defaults(sandboxSettings), config.searchMaxLimit(), config.maxQueryChars());
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
-              new DocumentStore(pool, documentsFs),
-              search, reembedder::status);
+              documents,
+              search, reembedder::status).withAnalyses(analyses);
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start).
-          return search.prepare()
+          return Future.all(search.prepare(), sandboxesStarted)
               .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
                   .listen(config.httpPort()))
               .map(listening -> {
@@ -87,6 +119,16 @@ public final class Gateway extends VerticleBase {
     return reembedding;
   }
 
+  /** The analyses of this gateway (for tests and benchmarks). */
+  public AnalysisService analyses() {
+    return analyses;
+  }
+
+  /** The sandboxes of this gateway; null when no model is configured. */
+  public SandboxService sandboxes() {
+    return sandboxes;
+  }
+
   @Override
   public Future<?> stop() {
     // The re-embed ends after its batch in flight, while the server drains.
@@ -94,7 +136,15 @@ public final class Gateway extends VerticleBase {
     Future<Void> serverClosed = server == null
         ? Future.succeededFuture()
         : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
-    return Future.join(reembedStopped, serverClosed)
-        .eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+    // Running analyses are cancelled and record their end before their sandboxes and the pool go.
+    Future<Void> analysesEnded = analyses == null ? Future.succeededFuture() : analyses.close();
+    return Future.join(reembedStopped, serverClosed, analysesEnded)
+        .eventually(() -> sandboxes == null ? Future.succeededFuture() : sandboxes.close())
+        .eventually(() -> {
+          if (model != null) {
+            model.close();
+          }
+          return pool == null ? Future.succeededFuture() : pool.close();
+        });
   }
 }
