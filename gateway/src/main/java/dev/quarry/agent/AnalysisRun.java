@@ -372,17 +372,25 @@ final class AnalysisRun implements Runnable {
         .put("corrections", corrections);
   }
 
-  /** Stores the outcome, then emits the one terminal event, then lets waiters have the result. */
+  /**
+   * Stores the outcome, then emits the one terminal event (whether or not storing worked, so that
+   * no stream is left hanging), then lets waiters have the stored analysis.
+   */
   private void finish(End end) {
+    JsonArray cited = new JsonArray();
+    JsonObject usage = usageJson();
+    FinalAnswer answer = end.answer();
     try {
       io.vertx.core.Future.join(writes).otherwiseEmpty().await();
       describeFileCitations();
-      JsonArray cited = citations.toJson();
-      JsonObject usage = usageJson();
-      FinalAnswer answer = end.answer();
+      cited = citations.toJson();
       deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
           end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
           usage)).await();
+    } catch (RuntimeException e) {
+      log.error("analysis {}: could not record its end", live.id(), e);
+    }
+    try {
       if (answer != null) {
         live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status()).put("answer", answer.answer())
             .put("program", answer.program()).put("citations", cited).put("usage", usage));
@@ -394,7 +402,7 @@ final class AnalysisRun implements Runnable {
       live.flushed().await();
       live.complete(deps.store().get(live.tenantId(), live.id()).await().orElseThrow());
     } catch (RuntimeException e) {
-      log.error("analysis {}: could not record its end", live.id(), e);
+      log.error("analysis {}: could not read back its record", live.id(), e);
       live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status()));
     } finally {
       deps.finished(live);

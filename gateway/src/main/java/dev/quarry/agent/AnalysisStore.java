@@ -78,19 +78,16 @@ public final class AnalysisStore {
   }
 
   Future<Void> finish(UUID tenantId, UUID id, Outcome outcome) {
-    return pool.preparedQuery(FINISH).execute(Tuple.tuple(List.of(tenantId, id, outcome.status(),
-            nullable(outcome.errorType()), nullable(outcome.errorMessage()), nullable(outcome.answer()),
-            nullable(outcome.program()), outcome.citations(), outcome.usage())))
+    return pool.preparedQuery(FINISH).execute(Tuple.tuple().addValue(tenantId).addValue(id)
+            .addValue(outcome.status()).addValue(outcome.errorType()).addValue(outcome.errorMessage())
+            .addValue(outcome.answer()).addValue(outcome.program()).addValue(outcome.citations())
+            .addValue(outcome.usage()))
         .mapEmpty();
   }
 
   /** How an analysis ended, as stored. */
   record Outcome(String status, String errorType, String errorMessage, String answer, String program,
       JsonArray citations, JsonObject usage) {}
-
-  private static Object nullable(Object o) {
-    return o;
-  }
 
   Future<Void> step(UUID tenantId, UUID analysisId, int ordinal, String code, JsonObject result,
       OffsetDateTime startedAt, long durationMs) {
@@ -160,7 +157,7 @@ public final class AnalysisStore {
 
   /** Which of these ids are (still) documents of the tenant. */
   Future<List<UUID>> existing(UUID tenantId, List<UUID> ids) {
-    return pool.preparedQuery(EXISTING_DOCUMENTS).execute(Tuple.of(tenantId, ids.toArray(UUID[]::new)))
+    return pool.preparedQuery(EXISTING_DOCUMENTS).execute(Tuple.of(tenantId, (Object) ids.toArray(UUID[]::new)))
         .map(rows -> {
           List<UUID> out = new ArrayList<>();
           rows.forEach(r -> out.add(r.getUUID("id")));
@@ -170,7 +167,7 @@ public final class AnalysisStore {
 
   /** Title and uri of documents, for citations of files the code read. */
   Future<List<Row>> describe(UUID tenantId, List<UUID> ids) {
-    return pool.preparedQuery(DESCRIBE_DOCUMENTS).execute(Tuple.of(tenantId, ids.toArray(UUID[]::new)))
+    return pool.preparedQuery(DESCRIBE_DOCUMENTS).execute(Tuple.of(tenantId, (Object) ids.toArray(UUID[]::new)))
         .map(rows -> {
           List<Row> out = new ArrayList<>();
           rows.forEach(out::add);

@@ -47,14 +47,17 @@ public final class Gateway extends VerticleBase {
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
 
   public Gateway(Config config) {
-    this(config, AgentSettings.fromEnv(), SandboxSettings.fromEnv(System.getenv()));
+    this(config, new AgentWiring(AgentSettings.fromEnv(), SandboxSettings.fromEnv(System.getenv())));
   }
 
-  public Gateway(Config config, AgentSettings agentSettings, SandboxSettings sandboxSettings) {
+  public Gateway(Config config, AgentWiring wiring) {
     this.config = config;
-    this.agentSettings = agentSettings;
-    this.sandboxSettings = sandboxSettings;
+    this.agentSettings = wiring.agent();
+    this.sandboxSettings = wiring.sandboxes();
   }
+
+  /** The settings of analyses: the model endpoint and the sandboxes. */
+  public record AgentWiring(AgentSettings agent, SandboxSettings sandboxes) {}
 
   @Override
   public Future<?> start() {

@@ -106,6 +106,13 @@ public final class ScriptedModelServer implements AutoCloseable {
     return script.size();
   }
 
+  /** Forgets the script and the recorded requests (between tests sharing one server). */
+  public void reset() {
+    script.clear();
+    requests.clear();
+    llmRequests.clear();
+  }
+
   private void handle(HttpServerRequest req) {
     req.body().onSuccess(body -> {
       if (!req.path().endsWith("/chat/completions")) {

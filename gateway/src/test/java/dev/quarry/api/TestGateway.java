@@ -42,17 +42,29 @@ public final class TestGateway implements AutoCloseable {
   }
 
   public static TestGateway start() throws IOException {
+    return start(null);
+  }
+
+  /**
+   * With analyses: the agent's settings (its model endpoint) and the sandbox settings for a given
+   * data directory. Null keeps the environment's settings.
+   */
+  public static TestGateway start(java.util.function.Function<Path, Gateway.AgentWiring> wiring) throws IOException {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
     Config config = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
     Vertx vertx = Vertx.vertx();
-    Gateway gateway = new Gateway(config);
+    Gateway gateway = wiring == null ? new Gateway(config) : new Gateway(config, wiring.apply(dataDir));
     vertx.deployVerticle(gateway).await();
     return new TestGateway(database, dataDir, vertx, gateway, config);
   }
 
   public WebClient client() {
     return client;
+  }
+
+  public Gateway gateway() {
+    return gateway;
   }
 
   public Vertx vertx() {
