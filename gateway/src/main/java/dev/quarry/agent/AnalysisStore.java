@@ -190,6 +190,7 @@ public final class AnalysisStore {
         .put("error", error)
         .put("answer", r.getString("answer"))
         .put("program", r.getString("program"))
+        .put("program_output", r.getString("program_output"))
         .put("citations", r.getJsonArray("citations"))
         .put("usage", r.getJsonObject("usage"))
         .put("created_at", r.getOffsetDateTime("created_at").toInstant().toString())

@@ -204,6 +204,8 @@ public final class DocumentsFs {
     Files.createDirectories(stateDir(tenantId));
     Files.createDirectories(stagingDir());
     Path staging = Files.createTempDirectory(stagingDir(), tenantId + "-" + name + "-");
+    // A temporary directory is private to its owner; the sandbox reads it as another user.
+    Files.setPosixFilePermissions(staging, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
     // Nobody reads the staging directory, so its files need no rename of their own.
     Files.writeString(staging.resolve("metadata.json"), files.metadata(), StandardCharsets.UTF_8);
     Files.writeString(staging.resolve("content.txt"), files.content(), StandardCharsets.UTF_8);

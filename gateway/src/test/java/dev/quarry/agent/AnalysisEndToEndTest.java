@@ -96,7 +96,8 @@ class AnalysisEndToEndTest {
     int[] expected = tablesAndRows(duck);
     JsonObject analysis = h.get("/v1/analyses/" + id).bodyAsJsonObject();
     assertThat(analysis.getString("status")).isEqualTo("succeeded");
-    assertThat(analysis.getString("answer")).isEqualTo("tables and rows: " + expected[0] + " " + expected[1]);
+    assertThat(analysis.getString("answer")).as(analysis.getJsonArray("steps").encodePrettily())
+        .isEqualTo("tables and rows: " + expected[0] + " " + expected[1]);
     assertThat(analysis.getString("program")).contains("items.jsonl");
     assertThat(analysis.getJsonArray("steps")).hasSize(2);
     JsonObject first = analysis.getJsonArray("steps").getJsonObject(0).getJsonObject("result");
@@ -209,13 +210,14 @@ class AnalysisEndToEndTest {
   @Test
   @DisplayName("search calls over the budget raise LimitExceeded in the code")
   void searchBudget() {
-    h.model.then(execute("await search('duck')\ntry:\n    await search('duck again')\nexcept Exception as e:\n"
-        + "    print(type(e).__name__, e)"), answer("limited", "print(1)"));
+    h.model.then(execute("await search('duck')\ntry:\n    await search('duck again')\nexcept LimitExceeded as e:\n"
+        + "    print('caught', e)"), answer("limited", "print(1)"));
     JsonObject analysis = ask(new JsonObject().put("question", "Search twice?")
         .put("budgets", new JsonObject().put("search_calls", 1)));
     assertThat(analysis.getString("status")).isEqualTo("succeeded");
-    String stdout = analysis.getJsonArray("steps").getJsonObject(0).getJsonObject("result").getString("stdout");
-    assertThat(stdout).startsWith("LimitExceeded").contains("1 search() calls");
+    JsonObject result = analysis.getJsonArray("steps").getJsonObject(0).getJsonObject("result");
+    String stdout = result.getString("stdout");
+    assertThat(stdout).as(result.encodePrettily()).startsWith("caught").contains("1 search() calls");
   }
 
   @Test
