@@ -281,7 +281,12 @@ final class AnalysisRun implements Runnable {
         defaults.maxOutputChars(), request.preload().stream().map(UUID::toString).toList());
     CellOutcome outcome;
     try {
-      outcome = session.get().execute(code, options, listener(step)).await();
+      io.vertx.core.Future<CellOutcome> running = session.get().execute(code, options, listener(step));
+      // A cancel that came just before the cell started found nothing to stop: stop it now.
+      if (live.cancelled()) {
+        session.get().cancel();
+      }
+      outcome = running.await();
     } catch (RuntimeException e) {
       if (live.cancelled()) {
         throw new Stop(cancelledEnd());
