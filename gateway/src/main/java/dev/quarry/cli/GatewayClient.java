@@ -70,6 +70,43 @@ final class GatewayClient {
     }
   }
 
+  /**
+   * Posts a JSON body asking for Server-Sent Events and hands each event's data to the consumer as
+   * it arrives, until the gateway ends the stream.
+   */
+  void streamJson(String path, Object body, java.util.function.Consumer<JsonNode> onEvent) {
+    HttpRequest request;
+    try {
+      request = request(path).header("Content-Type", "application/json").header("Accept", "text/event-stream")
+          .POST(BodyPublishers.ofString(JSON.writeValueAsString(body))).build();
+    } catch (IOException e) {
+      throw new CliFailure("cannot encode the request: " + e.getMessage());
+    }
+    try {
+      var response = http.send(request, BodyHandlers.ofLines());
+      try (var lines = response.body()) {
+        if (response.statusCode() >= 400) {
+          throw GatewayError.from(new Reply(response.statusCode(), String.join("\n", lines.toList())));
+        }
+        lines.filter(l -> l.startsWith("data: ")).forEach(l -> {
+          try {
+            onEvent.accept(JSON.readTree(l.substring(6)));
+          } catch (IOException e) {
+            throw new CliFailure("the gateway sent an event that is not JSON");
+          }
+        });
+      }
+    } catch (IOException e) {
+      if (isConnectFailure(e)) {
+        throw new GatewayUnreachable(url());
+      }
+      throw new CliFailure("request to " + request.uri() + " failed: " + describe(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliFailure("interrupted");
+    }
+  }
+
   Reply delete(String path) {
     return send(request(path).DELETE().build());
   }

@@ -39,14 +39,14 @@ import java.util.function.Predicate;
  * The whole gateway with analyses: real PostgreSQL, real sandboxes on the real engine with the
  * runner image of this checkout, the real openai-java client talking HTTP to the scripted model.
  */
-final class AgentHarness implements AutoCloseable {
+public final class AgentHarness implements AutoCloseable {
   final Vertx vertx = Vertx.vertx();
-  final ScriptedModelServer model;
-  final TestGateway gateway;
+  public final ScriptedModelServer model;
+  public final TestGateway gateway;
   final String gatewayId = "agent-test-" + UUID.randomUUID().toString().substring(0, 8);
   private final HttpClient http = HttpClient.newHttpClient();
 
-  AgentHarness(boolean cancelOnDisconnect) throws IOException {
+  public AgentHarness(boolean cancelOnDisconnect) throws IOException {
     String image = RunnerImage.ensure();
     model = ScriptedModelServer.start(vertx);
     AgentSettings agent = AgentSettings.fromEnv(Map.of())
@@ -66,7 +66,7 @@ final class AgentHarness implements AutoCloseable {
   }
 
   /** Ingests a file of ../shared/data and returns its document id. */
-  UUID ingest(String relative) throws IOException {
+  public UUID ingest(String relative) throws IOException {
     Path file = SharedData.path(relative);
     MultipartForm form = MultipartForm.create().attribute("uri", relative)
         .binaryFileUpload("file", file.getFileName().toString(), Buffer.buffer(Files.readAllBytes(file)),
@@ -147,7 +147,7 @@ final class AgentHarness implements AutoCloseable {
   }
 
   /** No sandbox of this gateway left: none open in the service, no container on the engine. */
-  void assertNoSandboxes() throws Exception {
+  public void assertNoSandboxes() throws Exception {
     assertThat(gateway.gateway().sandboxes().active()).as("open sandbox sessions").isZero();
     Process p = new ProcessBuilder("docker", "ps", "-aq", "--filter",
         "label=" + ContainerLauncher.LABEL_GATEWAY + "=" + gatewayId).redirectErrorStream(true).start();
