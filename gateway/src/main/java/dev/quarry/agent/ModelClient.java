@@ -95,6 +95,22 @@ public final class ModelClient implements AutoCloseable {
 
   public record Completion(String text, Usage usage) {}
 
+  /**
+   * {@link #complete} on a virtual thread of its own, within one request timeout: for callers on an
+   * event loop.
+   */
+  public io.vertx.core.Future<String> completeLater(String prompt) {
+    io.vertx.core.Promise<String> promise = io.vertx.core.Promise.promise();
+    Thread.ofVirtual().name("llm").start(() -> {
+      try {
+        promise.complete(complete(prompt, clock.instant().plus(settings.requestTimeout())).text());
+      } catch (RuntimeException e) {
+        promise.fail(e);
+      }
+    });
+    return promise.future();
+  }
+
   static Usage usage(ChatCompletion reply) {
     return reply.usage().map(u -> new Usage(u.promptTokens(), u.completionTokens())).orElse(Usage.NONE);
   }

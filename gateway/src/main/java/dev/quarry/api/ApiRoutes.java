@@ -6,6 +6,8 @@ import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
 import dev.quarry.ops.Config;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
@@ -25,6 +27,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,11 +50,26 @@ public final class ApiRoutes {
   private final DocumentStore documentStore;
   private final SearchService searchService;
   private final Supplier<Reembedder.Status> reembedding;
+  private final SandboxService sandboxes;
+  private final Function<String, Future<String>> llm;
   private AnalysisRoutes analyses;
 
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
       DocumentStore documentStore, SearchService searchService,
       Supplier<Reembedder.Status> reembedding) {
+    this(vertx, pool, config, ingestService, documentStore, searchService, reembedding, null, null);
+  }
+
+  /**
+   * @param sandboxes null when this gateway runs no sandboxes (POST /v1/executions answers 503)
+   * @param llm       the model behind the sandbox's llm(); null when none is configured
+   */
+  public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
+      DocumentStore documentStore, SearchService searchService,
+      Supplier<Reembedder.Status> reembedding, SandboxService sandboxes,
+      Function<String, Future<String>> llm) {
+    this.sandboxes = sandboxes;
+    this.llm = llm;
     this.vertx = vertx;
     this.pool = pool;
     this.config = config;
@@ -61,7 +79,7 @@ public final class ApiRoutes {
     this.reembedding = reembedding;
   }
 
-  /** Serves the analyses API too (only when the gateway runs analyses). */
+  /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
     this.analyses = new AnalysisRoutes(service);
     return this;
@@ -85,6 +103,7 @@ public final class ApiRoutes {
     router.get("/v1/documents/:id/toc").handler(this::toc);
     router.get("/v1/documents/:id/content").handler(this::content);
     router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
+    router.post("/v1/executions").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
     if (analyses != null) {
       analyses.mount(router);
     }
@@ -222,6 +241,16 @@ public final class ApiRoutes {
     searchService.search(tenant, Requests.search(Requests.jsonObject(ctx.body().buffer()), config))
         .onSuccess(hits -> replyJson(ctx, 200, WireFormat.results(hits)))
         .onFailure(ctx::fail);
+  }
+
+  private void execute(RoutingContext ctx) {
+    UUID tenant = tenant(ctx);
+    new Executions(sandboxes, scope -> callbacks(tenant, scope)).handle(ctx, tenant);
+  }
+
+  /** What a sandbox of this tenant and scope may call back into. */
+  public GatewayCallbacks callbacks(UUID tenantId, Scope scope) {
+    return new GatewayCallbacks(searchService, documentStore, config, tenantId, scope, llm);
   }
 
   private static ApiError missing(UUID id) {

@@ -79,7 +79,7 @@ final class Requests {
     return (int) limit;
   }
 
-  private static List<UUID> documentIds(Object raw) {
+  static List<UUID> documentIds(Object raw) {
     if (raw == null) {
       return null;
     }

@@ -46,7 +46,7 @@ final class AskCommand implements Callable<Integer> {
     }
     body.put("stream", true);
     PrintWriter out = spec.commandLine().getOut();
-    options.client().streamJson("/v1/analyses", body, event -> {
+    options.client().postEventStream("/v1/analyses", body, (name, event) -> {
       if (json) {
         out.println(event.toString());
       } else {

@@ -71,30 +71,35 @@ final class GatewayClient {
   }
 
   /**
-   * Posts a JSON body asking for Server-Sent Events and hands each event's data to the consumer as
-   * it arrives, until the gateway ends the stream.
+   * POSTs JSON and reads the answer as server-sent events, handing each (name, JSON data) to
+   * {@code events} as it arrives. An error status is thrown as for any other call.
    */
-  void streamJson(String path, Object body, java.util.function.Consumer<JsonNode> onEvent) {
+  void postEventStream(String path, Object body, java.util.function.BiConsumer<String, JsonNode> events) {
     HttpRequest request;
     try {
-      request = request(path).header("Content-Type", "application/json").header("Accept", "text/event-stream")
-          .POST(BodyPublishers.ofString(JSON.writeValueAsString(body))).build();
+      request = request(path)
+          .header("Content-Type", "application/json")
+          .header("Accept", "text/event-stream")
+          .POST(BodyPublishers.ofString(JSON.writeValueAsString(body)))
+          .build();
     } catch (IOException e) {
       throw new CliFailure("cannot encode the request: " + e.getMessage());
     }
     try {
       var response = http.send(request, BodyHandlers.ofLines());
-      try (var lines = response.body()) {
-        if (response.statusCode() >= 400) {
-          throw GatewayError.from(new Reply(response.statusCode(), String.join("\n", lines.toList())));
+      if (response.statusCode() >= 400) {
+        throw GatewayError.from(new Reply(response.statusCode(),
+            String.join("\n", (Iterable<String>) response.body()::iterator)));
+      }
+      String event = "message";
+      for (String line : (Iterable<String>) response.body()::iterator) {
+        if (line.startsWith("event:")) {
+          event = line.substring(6).trim();
+        } else if (line.startsWith("data:")) {
+          events.accept(event, JSON.readTree(line.substring(5).trim()));
+        } else if (line.isEmpty()) {
+          event = "message";
         }
-        lines.filter(l -> l.startsWith("data: ")).forEach(l -> {
-          try {
-            onEvent.accept(JSON.readTree(l.substring(6)));
-          } catch (IOException e) {
-            throw new CliFailure("the gateway sent an event that is not JSON");
-          }
-        });
       }
     } catch (IOException e) {
       if (isConnectFailure(e)) {

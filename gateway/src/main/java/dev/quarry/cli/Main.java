@@ -23,6 +23,7 @@ import picocli.CommandLine.Spec;
         DeleteCommand.class,
         TocCommand.class,
         ItemsCommand.class,
+        ExecCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

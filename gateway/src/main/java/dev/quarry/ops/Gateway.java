@@ -4,13 +4,12 @@ import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.AnalysisService;
 import dev.quarry.agent.AnalysisStore;
 import dev.quarry.agent.ModelClient;
-import dev.quarry.agent.SandboxOpener;
 import dev.quarry.api.ApiRoutes;
 import dev.quarry.sandbox.CellOptions;
-import dev.quarry.sandbox.SandboxService;
-import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
@@ -36,10 +35,10 @@ public final class Gateway extends VerticleBase {
   private static final long DRAIN_SECONDS = 10;
 
   private final Config config;
-  private final AgentSettings agentSettings;
   private final SandboxSettings sandboxSettings;
-  private ModelClient model;
+  private final AgentSettings agentSettings;
   private SandboxService sandboxes;
+  private ModelClient model;
   private AnalysisService analyses;
   private Pool pool;
   private HttpServer server;
@@ -47,16 +46,24 @@ public final class Gateway extends VerticleBase {
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
 
   public Gateway(Config config) {
-    this(config, new AgentWiring(AgentSettings.fromEnv(), SandboxSettings.fromEnv(System.getenv())));
+    this(config, (SandboxSettings) null);
+  }
+
+  /** @param sandboxSettings null reads them from the QUARRY_SANDBOX_* environment at start */
+  public Gateway(Config config, SandboxSettings sandboxSettings) {
+    this(config, new AgentWiring(null, sandboxSettings));
   }
 
   public Gateway(Config config, AgentWiring wiring) {
     this.config = config;
-    this.agentSettings = wiring.agent();
     this.sandboxSettings = wiring.sandboxes();
+    this.agentSettings = wiring.agent() != null ? wiring.agent() : AgentSettings.fromEnv();
   }
 
-  /** The settings of analyses: the model endpoint and the sandboxes. */
+  /**
+   * The settings of analyses: the model endpoint and the sandboxes; null ones are read from the
+   * environment.
+   */
   public record AgentWiring(AgentSettings agent, SandboxSettings sandboxes) {}
 
   @Override
@@ -67,27 +74,28 @@ public final class Gateway extends VerticleBase {
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           SearchService search = new SearchService(vertx, pool, embedder, config);
           reembedder = new Reembedder(vertx, pool, embedder);
+          SandboxSettings sandboxed =
+              sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
+          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
-          // Analyses need a model endpoint; without one they are refused and nothing starts sandboxes.
+          // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings);
-          SandboxOpener opener = (tenant, scope, callbacks) -> Future.failedFuture(
-              new IllegalStateException(AgentSettings.HOW_TO_CONFIGURE));
-          Future<Void> sandboxesStarted = Future.succeededFuture();
-          if (model.configured()) {
-            sandboxes = new SandboxService(vertx, sandboxSettings, documentsFs::sync);
-            sandboxesStarted = sandboxes.start();
-            opener = sandboxes::open;
-          }
-          analyses = new AnalysisService(model, opener, search, documents, new AnalysisStore(pool), agentSettings,
-              CellOptions.defaults(sandboxSettings), config.searchMaxLimit(), config.maxQueryChars());
+          analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
+              agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars());
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config),
               documents,
-              search, reembedder::status).withAnalyses(analyses);
+              search, reembedder::status, sandboxes, model.configured() ? model::completeLater : null)
+              .withAnalyses(analyses);
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start).
-          return Future.all(search.prepare(), sandboxesStarted)
+          // Without Docker the knowledge base still serves; executions answer 503 until it is back.
+          Future<Void> reaped = sandboxes.start().recover(e -> {
+            log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
+            return Future.succeededFuture();
+          });
+          return Future.join(search.prepare(), reaped)
               .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
                   .listen(config.httpPort()))
               .map(listening -> {
@@ -127,7 +135,6 @@ public final class Gateway extends VerticleBase {
     return analyses;
   }
 
-  /** The sandboxes of this gateway; null when no model is configured. */
   public SandboxService sandboxes() {
     return sandboxes;
   }
@@ -141,6 +148,7 @@ public final class Gateway extends VerticleBase {
         : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
     // Running analyses are cancelled and record their end before their sandboxes and the pool go.
     Future<Void> analysesEnded = analyses == null ? Future.succeededFuture() : analyses.close();
+    // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
     return Future.join(reembedStopped, serverClosed, analysesEnded)
         .eventually(() -> sandboxes == null ? Future.succeededFuture() : sandboxes.close())
         .eventually(() -> {

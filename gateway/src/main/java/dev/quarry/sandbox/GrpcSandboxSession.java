@@ -144,7 +144,8 @@ final class GrpcSandboxSession implements SandboxSession {
       closed = true;
       c = cell;
       cell = null;
-      closing = removeSandbox().onComplete(ar -> onClosed.run());
+      onClosed.run();
+      closing = removeSandbox();
     }
     if (c != null) {
       c.end(new CellOutcome(CellStatus.CELL_STATUS_CANCELLED, c.stdout(), c.stderr(),
@@ -388,9 +389,13 @@ final class GrpcSandboxSession implements SandboxSession {
       p = Promise.promise();
       removal = p.future();
     }
-    live.endpoint().close()
-        .otherwiseEmpty()
-        .compose(v -> vertx.<Void>executeBlocking(() -> {
+    Future<Void> stopped;
+    try {
+      stopped = live.endpoint().close().otherwiseEmpty();
+    } catch (RuntimeException e) {
+      stopped = Future.succeededFuture();
+    }
+    stopped.compose(v -> vertx.<Void>executeBlocking(() -> {
           launcher.remove(live.sandbox());
           return null;
         }, false))

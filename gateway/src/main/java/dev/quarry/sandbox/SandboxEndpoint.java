@@ -153,9 +153,14 @@ final class SandboxEndpoint {
       r = response;
       s = server;
     }
+    boolean streamAlive = !isEnded();
     end(null);
-    if (r != null) {
-      r.end().otherwiseEmpty();
+    if (r != null && streamAlive) {
+      try {
+        r.end();
+      } catch (RuntimeException e) {
+        // The stream broke meanwhile: nothing left to end.
+      }
     }
     return s == null ? Future.succeededFuture() : s.close();
   }

@@ -204,7 +204,7 @@ public final class DocumentsFs {
     Files.createDirectories(stateDir(tenantId));
     Files.createDirectories(stagingDir());
     Path staging = Files.createTempDirectory(stagingDir(), tenantId + "-" + name + "-");
-    // A temporary directory is private to its owner; the sandbox reads it as another user.
+    // A temporary directory is private (0700), but sandboxes read it as another user once it is in place.
     Files.setPosixFilePermissions(staging, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
     // Nobody reads the staging directory, so its files need no rename of their own.
     Files.writeString(staging.resolve("metadata.json"), files.metadata(), StandardCharsets.UTF_8);

@@ -53,7 +53,7 @@ public final class AgentHarness implements AutoCloseable {
         .withEndpoint(model.baseUrl(), "test-key", "scripted-model")
         .withRetries(3, Duration.ofMillis(20), Duration.ofMillis(200), 50, Duration.ofSeconds(30))
         .withCancelOnDisconnect(cancelOnDisconnect);
-    gateway = TestGateway.start(dataDir -> {
+    gateway = TestGateway.startWithAgent(dataDir -> {
       try {
         Path runRoot = Files.createDirectories(dataDir.resolve("run"));
         SandboxSettings sandboxes = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",

@@ -2,6 +2,7 @@ package dev.quarry.api;
 
 import dev.quarry.ops.Config;
 import dev.quarry.ops.Gateway;
+import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.client.WebClient;
@@ -45,16 +46,19 @@ public final class TestGateway implements AutoCloseable {
     return start(null);
   }
 
-  /**
-   * With analyses: the agent's settings (its model endpoint) and the sandbox settings for a given
-   * data directory. Null keeps the environment's settings.
-   */
-  public static TestGateway start(java.util.function.Function<Path, Gateway.AgentWiring> wiring) throws IOException {
+  /** With these sandbox settings instead of the environment's (tests that run code). */
+  public static TestGateway start(SandboxSettings sandboxes) throws IOException {
+    return startWithAgent(dataDir -> new Gateway.AgentWiring(null, sandboxes));
+  }
+
+  /** With analyses: the model endpoint and sandbox settings, made for the test's data directory. */
+  public static TestGateway startWithAgent(java.util.function.Function<Path, Gateway.AgentWiring> wiring)
+      throws IOException {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
     Config config = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
     Vertx vertx = Vertx.vertx();
-    Gateway gateway = wiring == null ? new Gateway(config) : new Gateway(config, wiring.apply(dataDir));
+    Gateway gateway = new Gateway(config, wiring.apply(dataDir));
     vertx.deployVerticle(gateway).await();
     return new TestGateway(database, dataDir, vertx, gateway, config);
   }

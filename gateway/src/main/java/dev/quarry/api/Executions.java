@@ -1,0 +1,168 @@
+package dev.quarry.api;
+
+import dev.quarry.proto.sandbox.v1.OutputChannel;
+import dev.quarry.proto.sandbox.v1.CellStatus;
+import dev.quarry.sandbox.CellError;
+import dev.quarry.sandbox.CellListener;
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSession;
+import dev.quarry.sandbox.Scope;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.HashSet;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Function;
+
+/**
+ * POST /v1/executions: a program run as one cell in a fresh sandbox of the caller's tenant,
+ * answered with the tool result of CONTRACT.md, or streamed as server-sent events ({@code output}
+ * events as the program prints, then exactly one {@code result}). The sandbox is removed before
+ * the answer ends, and at once when the client goes away.
+ */
+final class Executions {
+  private final SandboxService sandboxes;
+  private final Function<Scope, GatewayCallbacks> callbacks;
+
+  /**
+   * @param sandboxes null when this gateway cannot run sandboxes (every request then gets 503)
+   * @param callbacks the tenant's callbacks for a scope
+   */
+  Executions(SandboxService sandboxes, Function<Scope, GatewayCallbacks> callbacks) {
+    this.sandboxes = sandboxes;
+    this.callbacks = callbacks;
+  }
+
+  /** What the request asks for, validated. */
+  record Request(String code, Scope scope, CellOptions options, boolean stream) {}
+
+  Request parse(RoutingContext ctx) {
+    JsonObject body = Requests.jsonObject(ctx.body().buffer());
+    if (sandboxes == null) {
+      throw new ApiError(503, "sandbox_unavailable", "this gateway cannot run code: its sandboxes did not start");
+    }
+    Object code = body.getValue("code");
+    if (!(code instanceof String c)) {
+      throw ApiError.badRequest("invalid_code", code == null ? "field 'code' is required"
+          : "field 'code' must be a string");
+    }
+    if (c.isBlank()) {
+      throw ApiError.badRequest("invalid_code", "field 'code' is empty");
+    }
+    List<UUID> ids = Requests.documentIds(body.getValue("document_ids"));
+    Scope scope = ids == null ? Scope.ALL : new Scope(new HashSet<>(ids));
+    if (ids != null && ids.isEmpty()) {
+      throw ApiError.badRequest("invalid_document_ids",
+          "field 'document_ids' is empty; leave it out to use all documents");
+    }
+    CellOptions options = CellOptions.defaults(sandboxes.settings());
+    Object limits = body.getValue("limits");
+    if (limits != null) {
+      if (!(limits instanceof JsonObject l)) {
+        throw ApiError.badRequest("invalid_limits", "field 'limits' must be an object");
+      }
+      options = new CellOptions(
+          limit(l, "wall_time_ms", options.wallTimeMs()),
+          limit(l, "max_output_chars", options.maxOutputChars()),
+          List.of());
+      try {
+        options.requireWithin(sandboxes.settings());
+      } catch (IllegalArgumentException e) {
+        throw ApiError.badRequest("invalid_limits", "field 'limits." + e.getMessage().replaceFirst(" ", "' "));
+      }
+    }
+    Object stream = body.getValue("stream");
+    if (stream != null && !(stream instanceof Boolean)) {
+      throw ApiError.badRequest("invalid_stream", "field 'stream' must be true or false");
+    }
+    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
+    boolean sse = Boolean.TRUE.equals(stream) || (accept != null && accept.contains("text/event-stream"));
+    return new Request(c, scope, options, sse);
+  }
+
+  private static long limit(JsonObject limits, String name, long dflt) {
+    Object v = limits.getValue(name);
+    if (v == null) {
+      return dflt;
+    }
+    if (!(v instanceof Integer || v instanceof Long)) {
+      throw ApiError.badRequest("invalid_limits", "field 'limits." + name + "' must be an integer, got " + v);
+    }
+    return ((Number) v).longValue();
+  }
+
+  void handle(RoutingContext ctx, UUID tenantId) {
+    Request request = parse(ctx);
+    HttpServerResponse response = ctx.response();
+    sandboxes.open(tenantId, request.scope(), callbacks.apply(request.scope()))
+        .recover(e -> Future.failedFuture(new ApiError(503, "sandbox_unavailable",
+            "no sandbox could be started: " + e.getMessage())))
+        .onFailure(ctx::fail)
+        .onSuccess(session -> run(ctx, response, session, request));
+  }
+
+  private void run(RoutingContext ctx, HttpServerResponse response, SandboxSession session, Request request) {
+    if (response.closed()) {
+      session.close();
+      return;
+    }
+    // The client going away ends the sandbox at once; close is idempotent with the normal path's.
+    response.closeHandler(v -> {
+      session.cancel();
+      session.close();
+    });
+    CellListener listener = CellListener.NONE;
+    if (request.stream()) {
+      response.setChunked(true)
+          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
+      response.writeHead();
+      listener = new CellListener() {
+        @Override
+        public void output(OutputChannel channel, String text) {
+          if (!response.closed() && !response.ended()) {
+            response.write(event("output", new JsonObject()
+                .put("stream", channel == OutputChannel.OUTPUT_CHANNEL_STDERR ? "stderr" : "stdout")
+                .put("text", text)));
+          }
+        }
+      };
+    }
+    session.execute(request.code(), request.options(), listener)
+        .transform(ar -> session.close().transform(closed -> ar.succeeded()
+            ? Future.succeededFuture(ar.result())
+            : Future.<CellOutcome>failedFuture(ar.cause())))
+        .onComplete(ar -> {
+          if (response.closed() || response.ended()) {
+            return;
+          }
+          if (ar.failed()) {
+            if (request.stream()) {
+              response.end(event("result", new CellOutcome(CellStatus.CELL_STATUS_KILLED, "", "",
+                  new CellError(CellError.SANDBOX_UNAVAILABLE, "the execution failed in the gateway", ""), false, 0)
+                  .toToolResult()));
+            } else {
+              ctx.fail(ar.cause());
+            }
+            return;
+          }
+          JsonObject result = ar.result().toToolResult();
+          if (request.stream()) {
+            response.end(event("result", result));
+          } else {
+            response.setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+                .end(result.encode());
+          }
+        });
+  }
+
+  /** One server-sent event; JSON data never contains a raw newline, so one data line suffices. */
+  static String event(String name, JsonObject data) {
+    return "event: " + name + "\ndata: " + data.encode() + "\n\n";
+  }
+}
