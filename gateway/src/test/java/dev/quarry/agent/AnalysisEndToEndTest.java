@@ -270,6 +270,20 @@ class AnalysisEndToEndTest {
   }
 
   @Test
+  @DisplayName("on a gateway configured to finish, a client that disconnects mid-stream leaves the analysis"
+      + " running to its answer, its sandbox removed and its record complete")
+  void disconnectFinishes() throws Exception {
+    h.model.then(execute("x = 6 * 7\nx"), answer("42", "print(6 * 7)"));
+    UUID id = h.postAndDisconnect(new JsonObject().put("question", "Six times seven?").put("stream", true),
+        event -> "started".equals(event.getString("type")));
+    JsonObject analysis = h.awaitEnd(id);
+    assertThat(analysis.getString("status")).isEqualTo("succeeded");
+    assertThat(analysis.getString("answer")).isEqualTo("42");
+    List<JsonObject> events = AgentHarness.events(h.get("/v1/analyses/" + id + "/events").bodyAsString());
+    assertThat(events.get(events.size() - 1).getString("type")).isEqualTo("answer");
+  }
+
+  @Test
   @DisplayName("bad requests get 4xx errors that name the problem")
   void badRequests() {
     assertThat(h.post("/v1/analyses", new JsonObject()).statusCode()).isEqualTo(400);

@@ -56,6 +56,27 @@ class AnalysisStreamingTest {
     assertThat(last.getString("status")).isEqualTo("cancelled");
   }
 
+  @Test
+  @DisplayName("a replay notes the documents created since the analysis ran")
+  void replayNotesChangedDocuments() {
+    h.model.then(execute("docs = await list_documents()\nprint(len(docs))"),
+        answer("counted", "docs = await list_documents()\nprint(len(docs) > 0)"));
+    JsonObject analysis = h.post("/v1/analyses", new JsonObject().put("question", "How many documents?"))
+        .bodyAsJsonObject();
+    assertThat(analysis.getString("status")).isEqualTo("succeeded");
+    var added = h.post("/v1/documents", new JsonObject().put("title", "Later note").put("uri", "notes/later.txt")
+        .put("content", "A note added after the analysis.").put("content_type", "text/plain"));
+    assertThat(added.statusCode()).as(added.bodyAsString()).isEqualTo(201);
+    String addedId = added.bodyAsJsonObject().getString("id");
+    JsonObject replay = h.post("/v1/analyses/" + analysis.getString("id") + "/replay", new JsonObject())
+        .bodyAsJsonObject();
+    assertThat(replay.getJsonObject("replay").getString("stdout")).isEqualTo("True\n");
+    assertThat(replay.getJsonArray("documents_changed").stream().map(o -> ((JsonObject) o).getString("document_id")))
+        .containsExactly(addedId);
+    var noProgram = h.post("/v1/analyses/" + UUID.randomUUID() + "/replay", new JsonObject());
+    assertThat(noProgram.statusCode()).isEqualTo(404);
+  }
+
   /** What the system prompt promises, checked inside a real sandbox. */
   private static final String PROBE = """
       import json
@@ -103,8 +124,8 @@ class AnalysisStreamingTest {
     assertKeys(seen, "preloaded", "id", "title", "uri", "content");
     assertThat(seen.getBoolean("llm_is_str")).isTrue();
     assertThat(seen.getJsonArray("modules").getList()).containsExactly(4.0, "bb");
-    for (String name : List.of("await search(query, limit=10)`", "await list_documents()`", "await llm(prompt)`", "documents`",
-        "/documents/{document_id}/", "json", "re", "math", "pathlib.Path", "execute_code")) {
+    for (String name : List.of("await search(query, limit=10)`", "await list_documents()`", "await llm(prompt)`",
+        "documents`", "/documents/{document_id}/", "json", "re", "math", "pathlib.Path", "execute_code")) {
       assertThat(SystemPrompt.TEXT).as("the prompt names " + name).contains("`" + name);
     }
 
