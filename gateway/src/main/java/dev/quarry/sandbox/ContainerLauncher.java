@@ -226,7 +226,7 @@ public final class ContainerLauncher {
   }
 
   /** The image's own user when it has a non-root one, else nobody; the configured one wins. */
-  private String user() {
+  String user() {
     String u = resolvedUser;
     if (u != null) {
       return u;

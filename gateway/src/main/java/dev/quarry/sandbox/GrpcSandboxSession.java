@@ -88,6 +88,11 @@ final class GrpcSandboxSession implements SandboxSession {
   public Future<CellOutcome> execute(String code, CellOptions options, CellListener listener) {
     Objects.requireNonNull(code, "code");
     Objects.requireNonNull(options, "options");
+    try {
+      options.requireWithin(launcher.settings());
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
     Cell c;
     synchronized (this) {
       if (closed) {

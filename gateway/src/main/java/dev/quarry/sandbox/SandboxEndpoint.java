@@ -42,8 +42,13 @@ final class SandboxEndpoint {
     this.vertx = vertx;
   }
 
-  /** Starts serving on {@code socket}, which the sandbox's (non-root) user may connect to. */
-  Future<Void> listen(Path socket) {
+  /**
+   * Starts serving on {@code socket}, which the sandbox's (non-root) user may connect to.
+   *
+   * @param owner the sandbox's {@code uid[:gid]}: when the gateway may give it the socket, only that
+   *              user can connect (no other local user can pose as the runner before it dials)
+   */
+  Future<Void> listen(Path socket, String owner) {
     GrpcServer grpc = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(MAX_MESSAGE_BYTES));
     grpc.callHandler(SandboxGrpcService.Connect, this::connected);
     return vertx.createHttpServer()
@@ -57,13 +62,30 @@ final class SandboxEndpoint {
             server = s;
           }
           try {
-            // Connecting to a Unix socket needs write permission on it; the container's user is not ours.
-            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+            restrict(socket, owner);
             return Future.succeededFuture();
           } catch (IOException e) {
             return s.close().transform(x -> Future.failedFuture(e));
           }
         });
+  }
+
+  /** Connecting to a Unix socket needs write permission on it; the container's user is not ours. */
+  private static void restrict(Path socket, String owner) throws IOException {
+    String[] ids = owner == null ? new String[0] : owner.split(":", 2);
+    if (ids.length > 0 && ids[0].matches("\\d+")) {
+      try {
+        Files.setAttribute(socket, "unix:uid", Integer.parseInt(ids[0]));
+        if (ids.length == 2 && ids[1].matches("\\d+")) {
+          Files.setAttribute(socket, "unix:gid", Integer.parseInt(ids[1]));
+        }
+        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        return;
+      } catch (IOException | UnsupportedOperationException | SecurityException e) {
+        // A gateway that may not chown (not root) falls back to a socket anyone on the host can open.
+      }
+    }
+    Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
   }
 
   private void connected(GrpcServerRequest<SandboxMessage, GatewayMessage> request) {

@@ -118,7 +118,7 @@ public final class SandboxService {
     return documentsDir.apply(tenantId)
         .compose(tenantDir -> vertx.executeBlocking(() -> launcher.launch(tenantId, settings.limits(),
             settings.command(), runDir -> {
-              endpoint.listen(runDir.resolve(ContainerLauncher.SOCKET_NAME))
+              endpoint.listen(runDir.resolve(ContainerLauncher.SOCKET_NAME), launcher.user())
                   .toCompletionStage().toCompletableFuture().get(SOCKET_LISTEN_SECONDS, TimeUnit.SECONDS);
               return scope.isAll() ? tenantDir : ScopedDocuments.build(tenantDir, runDir, scope);
             }), false))

@@ -151,6 +151,18 @@ class ExecutionsApiTest {
   }
 
   @Test
+  @DisplayName("llm() without a configured model raises RuntimeError saying so")
+  void llmUnconfigured() {
+    JsonObject result = execute(new JsonObject().put("code", """
+        try:
+            await llm('hello')
+        except RuntimeError as e:
+            print(e)
+        """));
+    assertThat(result.getString("stdout")).contains("no model endpoint is configured");
+  }
+
+  @Test
   @DisplayName("list_documents() lists id, title, uri and created_at of the tenant's documents")
   void listDocuments() {
     JsonArray listed = (JsonArray) printed("print(json.dumps(await list_documents()))", null);
@@ -257,10 +269,14 @@ class ExecutionsApiTest {
       HttpClientRequest request = http.request(new RequestOptions().setMethod(HttpMethod.POST)
           .setHost("localhost").setPort(gateway.port()).setURI("/v1/executions")
           .putHeader("Accept", "text/event-stream").putHeader("Content-Type", "application/json")).await();
-      HttpClientResponse response = request.send(new JsonObject().put("code", code).encode()).await();
+      // Body reading starts with the head, on the event loop: no chunk can slip by unread.
+      io.vertx.core.Future<HttpClientResponse> head = request.response();
+      io.vertx.core.Future<Buffer> body = head.compose(HttpClientResponse::body);
+      request.send(new JsonObject().put("code", code).encode());
+      HttpClientResponse response = head.await();
       assertThat(response.statusCode()).isEqualTo(200);
       assertThat(response.getHeader("Content-Type")).startsWith("text/event-stream");
-      List<String[]> events = parseEvents(response.body().await().toString());
+      List<String[]> events = parseEvents(body.await().toString());
       assertThat(events).isNotEmpty();
       assertThat(events.stream().filter(e -> e[0].equals("result")).count()).isEqualTo(1);
       assertThat(events.get(events.size() - 1)[0]).isEqualTo("result");
@@ -309,14 +325,15 @@ class ExecutionsApiTest {
           .setHost("localhost").setPort(gateway.port()).setURI("/v1/executions")
           .putHeader("Accept", "text/event-stream").putHeader("Content-Type", "application/json")).await();
       CompletableFuture<Void> started = new CompletableFuture<>();
-      HttpClientResponse response = request.send(new JsonObject()
-          .put("code", "print('started')\nawait list_documents()\nwhile True:\n    pass")
-          .put("limits", new JsonObject().put("wall_time_ms", 120_000)).encode()).await();
-      response.handler(chunk -> {
+      // The handler is in place before the first chunk can arrive (on the event loop, with the head).
+      request.response().onSuccess(response -> response.handler(chunk -> {
         if (chunk.toString().contains("started")) {
           started.complete(null);
         }
-      });
+      }));
+      request.send(new JsonObject()
+          .put("code", "print('started')\nawait list_documents()\nwhile True:\n    pass")
+          .put("limits", new JsonObject().put("wall_time_ms", 120_000)).encode());
       started.get(60, TimeUnit.SECONDS);
       assertThat(containers()).hasSize(1);
       request.connection().close().await();

@@ -80,6 +80,28 @@ class SandboxSessionTest {
   }
 
   @Test
+  @DisplayName("serves each sandbox on a socket in its own run directory that only its user can open")
+  void socketOwnership() throws Exception {
+    SandboxSession s = open();
+    try {
+      Path socket = sf.fx.runRoot.resolve(sf.fx.gatewayId).resolve(s.id()).resolve(ContainerLauncher.SOCKET_NAME);
+      assertThat(java.nio.file.Files.exists(socket)).isTrue();
+      boolean root = (int) java.nio.file.Files.getAttribute(Path.of("/proc/self"), "unix:uid") == 0;
+      if (root) {
+        // The image's user is 10001: the socket is given to it, and nobody else may connect.
+        assertThat(java.nio.file.Files.getAttribute(socket, "unix:uid")).isEqualTo(10001);
+        assertThat(java.nio.file.Files.getPosixFilePermissions(socket))
+            .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+      } else {
+        assertThat(java.nio.file.Files.getPosixFilePermissions(socket))
+            .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+      }
+    } finally {
+      await(s.close());
+    }
+  }
+
+  @Test
   @DisplayName("keeps variables from cell to cell of one session, never into another session")
   void variablesPerSession() throws Exception {
     SandboxSession a = open();
@@ -253,6 +275,43 @@ class SandboxSessionTest {
       assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_CANCELLED);
       assertThat(out.error().type()).isEqualTo("Cancelled");
       assertThat(await(s.execute("3", sf.options(), null)).stdout()).isEqualTo("3");
+    } finally {
+      await(s.close());
+    }
+  }
+
+  @Test
+  @DisplayName("kills the sandbox of a cell that ignores a cancel: Cancelled, and nothing left")
+  void cancelIgnored() throws Exception {
+    SandboxSession s = open();
+    Promise<Void> running = Promise.promise();
+    Future<CellOutcome> cell = s.execute("await list_documents()\n" + UNINTERRUPTIBLE, wall(60_000),
+        new CellListener() {
+          @Override
+          public void callback(CallbackKind kind, String argumentsJson) {
+            running.tryComplete();
+          }
+        });
+    await(running.future());
+    s.cancel();
+    CellOutcome out = await(cell);
+    assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_CANCELLED);
+    assertThat(out.error().type()).isEqualTo("Cancelled");
+    await(s.close());
+  }
+
+  @Test
+  @DisplayName("cuts output at max_output_chars and says so; refuses limits above the maximums")
+  void outputLimit() throws Exception {
+    SandboxSession s = open();
+    try {
+      CellOutcome out = await(s.execute("print('x' * 5000)", new CellOptions(10_000, 200, List.of()), null));
+      assertThat(out.success()).isTrue();
+      assertThat(out.truncated()).isTrue();
+      assertThat(out.stdout().length()).isLessThan(1_000);
+      assertThatThrownBy(() -> await(s.execute("1", new CellOptions(10_000, 10_000_000, List.of()), null)))
+          .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("max_output_chars");
     } finally {
       await(s.close());
     }
