@@ -14,6 +14,7 @@ import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
 import dev.quarry.sandbox.SandboxSession;
+import io.vertx.core.Future;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -54,7 +55,7 @@ final class AnalysisRun implements Runnable {
   private final AtomicReference<SandboxSession> session = new AtomicReference<>();
   private final List<ChatCompletionMessageParam> messages = new ArrayList<>();
   /** Step and usage writes, all awaited before the end is recorded. */
-  private final List<io.vertx.core.Future<Void>> writes = new ArrayList<>();
+  private final List<Future<Void>> writes = new ArrayList<>();
   private BudgetedCallbacks callbacks;
   private Instant deadline;
   private int turns;
@@ -281,7 +282,7 @@ final class AnalysisRun implements Runnable {
         defaults.maxOutputChars(), request.preload().stream().map(UUID::toString).toList());
     CellOutcome outcome;
     try {
-      io.vertx.core.Future<CellOutcome> running = session.get().execute(code, options, listener(step));
+      Future<CellOutcome> running = session.get().execute(code, options, listener(step));
       // A cancel that came just before the cell started found nothing to stop: stop it now.
       if (live.cancelled()) {
         session.get().cancel();
@@ -386,7 +387,7 @@ final class AnalysisRun implements Runnable {
     JsonObject usage = usageJson();
     FinalAnswer answer = end.answer();
     try {
-      io.vertx.core.Future.join(writes).otherwiseEmpty().await();
+      Future.join(writes).otherwiseEmpty().await();
       describeFileCitations();
       cited = citations.toJson();
       deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),

@@ -1,16 +1,20 @@
 package dev.quarry.agent;
 
 import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.DocumentStore;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -114,8 +118,8 @@ public final class AnalysisService {
       }
       List<UUID> scopeIds = analysis.getJsonArray("document_ids").stream().map(o -> UUID.fromString((String) o)).toList();
       List<UUID> preload = analysis.getJsonArray("preload").stream().map(o -> UUID.fromString((String) o)).toList();
-      dev.quarry.sandbox.Scope scope = new dev.quarry.sandbox.Scope(java.util.Set.copyOf(scopeIds));
-      java.util.concurrent.CompletableFuture<JsonObject> run = new java.util.concurrent.CompletableFuture<>();
+      Scope scope = new Scope(Set.copyOf(scopeIds));
+      CompletableFuture<JsonObject> run = new CompletableFuture<>();
       Thread.ofVirtual().name("replay-" + id).start(() -> {
         try {
           run.complete(new ProgramReplay(deps, tenantId, scope, preload).run(program));
@@ -132,7 +136,7 @@ public final class AnalysisService {
                 .map(recorded -> result.copy().put("baseline", "recorded").put("matches", (Object) null));
         return compared.compose(r -> deps.store().changedSince(tenantId, AnalysisStore.createdAt(analysis), scopeIds)
             .compose(changed -> deps.store().existing(tenantId, scopeIds).map(existing -> {
-              io.vertx.core.json.JsonArray missing = new io.vertx.core.json.JsonArray();
+              JsonArray missing = new JsonArray();
               scopeIds.stream().filter(d -> !existing.contains(d)).forEach(d -> missing.add(d.toString()));
               return Optional.of(new JsonObject().put("analysis_id", id.toString()).put("replay", r)
                   .put("documents_changed", changed).put("documents_missing", missing));

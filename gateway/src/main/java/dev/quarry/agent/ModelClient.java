@@ -12,6 +12,8 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionFunctionTool;
 import com.openai.models.chat.completions.ChatCompletionMessageParam;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -99,8 +101,8 @@ public final class ModelClient implements AutoCloseable {
    * {@link #complete} on a virtual thread of its own, within one request timeout: for callers on an
    * event loop.
    */
-  public io.vertx.core.Future<String> completeLater(String prompt) {
-    io.vertx.core.Promise<String> promise = io.vertx.core.Promise.promise();
+  public Future<String> completeLater(String prompt) {
+    Promise<String> promise = Promise.promise();
     Thread.ofVirtual().name("llm").start(() -> {
       try {
         promise.complete(complete(prompt, clock.instant().plus(settings.requestTimeout())).text());
