@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepare a Debian 12 machine (as root) for building and testing Quarry:
-# JDK >= 21, Maven, PostgreSQL 15 + pgvector >= 0.8.0, and a Docker engine.
+# JDK >= 21, Maven, PostgreSQL 15 + pgvector >= 0.8.0, a Docker engine, and promtool.
 #
 # Safe to run any number of times: every step checks first and only acts when
 # something is missing, so a second run prints one "ok" line per step and takes
@@ -419,6 +419,42 @@ step_docker() {
     fi
 }
 
+# The sandbox image the gateway launches (QUARRY_SANDBOX_IMAGE, default quarry-sandbox:latest):
+# the debootstrapped base first, then sandbox-image/Dockerfile on it. docker build's layer cache
+# makes this a few seconds when the runner has not changed, and a rebuild when it has.
+step_sandbox_image() {
+    if [[ ${QUARRY_SETUP_SKIP_DOCKER:-0} == 1 ]]; then
+        return 0
+    fi
+    local root image log
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    image="${QUARRY_SANDBOX_IMAGE:-quarry-sandbox:latest}"
+    bash "$root/sandbox-image/build-base.sh" >/dev/null || die "building the sandbox base image failed (sandbox-image/build-base.sh)"
+    log="$(mktemp)"
+    if ! (cd "$root" && docker build -q -f sandbox-image/Dockerfile \
+            --build-arg BASE_IMAGE="${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:bookworm}" \
+            -t "$image" .) >"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        die "building the sandbox image $image failed"
+    fi
+    rm -f "$log"
+    say "sandbox image ok ($image)"
+}
+
+# ---------------------------------------------------------------- 7. promtool
+
+# promtool checks and tests monitoring/'s Prometheus rules (MonitoringTest). Debian ships it only
+# inside the prometheus package; the server it also installs is not needed and not started here.
+step_promtool() {
+    if command -v promtool >/dev/null; then
+        say "promtool ok"
+        return 0
+    fi
+    apt_ensure prometheus
+    say "promtool installed"
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -443,6 +479,8 @@ main() {
     step_pgvector
     step_database
     step_docker
+    step_sandbox_image
+    step_promtool
 }
 
 main "$@"

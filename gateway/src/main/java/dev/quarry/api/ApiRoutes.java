@@ -4,7 +4,6 @@ import dev.quarry.ingest.IngestException;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
-import dev.quarry.ingest.Reembedder;
 import dev.quarry.ops.Config;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
@@ -28,7 +27,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,15 +47,14 @@ public final class ApiRoutes {
   private final IngestService ingestService;
   private final DocumentStore documentStore;
   private final SearchService searchService;
-  private final Supplier<Reembedder.Status> reembedding;
   private final SandboxService sandboxes;
   private final Function<String, Future<String>> llm;
   private AnalysisRoutes analyses;
 
+  /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
-      DocumentStore documentStore, SearchService searchService,
-      Supplier<Reembedder.Status> reembedding) {
-    this(vertx, pool, config, ingestService, documentStore, searchService, reembedding, null, null);
+      DocumentStore documentStore, SearchService searchService) {
+    this(vertx, pool, config, ingestService, documentStore, searchService, null, null);
   }
 
   /**
@@ -65,8 +62,7 @@ public final class ApiRoutes {
    * @param llm       the model behind the sandbox's llm(); null when none is configured
    */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
-      DocumentStore documentStore, SearchService searchService,
-      Supplier<Reembedder.Status> reembedding, SandboxService sandboxes,
+      DocumentStore documentStore, SearchService searchService, SandboxService sandboxes,
       Function<String, Future<String>> llm) {
     this.sandboxes = sandboxes;
     this.llm = llm;
@@ -76,7 +72,6 @@ public final class ApiRoutes {
     this.ingestService = ingestService;
     this.documentStore = documentStore;
     this.searchService = searchService;
-    this.reembedding = reembedding;
   }
 
   /** Serves the analyses API too. */
@@ -93,8 +88,6 @@ public final class ApiRoutes {
   public Router router() {
     Router router = Router.router(vertx);
     router.route().handler(this::resolveTenant);
-    router.get("/healthz").handler(this::healthz);
-    router.get("/readyz").handler(this::readyz);
     router.post("/v1/documents").handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
     router.get("/v1/documents").handler(this::listDocuments);
     router.get("/v1/documents/:id").handler(this::getDocument);
@@ -121,39 +114,6 @@ public final class ApiRoutes {
 
   static UUID tenant(RoutingContext ctx) {
     return ctx.get(TENANT_KEY);
-  }
-
-  private void healthz(RoutingContext ctx) {
-    replyJson(ctx, 200, new JsonObject().put("status", "alive"));
-  }
-
-  /**
-   * Ready when the database answers and its schema carries our migrations. A re-embed in progress
-   * does not make it unready (search works meanwhile, its vector half on the chunks done so far),
-   * but its progress is shown.
-   */
-  private void readyz(RoutingContext ctx) {
-    pool.query("SELECT max(version::int) AS version FROM flyway_schema_history WHERE success")
-        .execute()
-        .onSuccess(rows -> {
-          Integer version = rows.iterator().next().getInteger("version");
-          if (version == null) {
-            ctx.fail(new ApiError(503, "not_ready", "the database has no migrations applied yet"));
-          } else {
-            replyJson(ctx, 200, new JsonObject().put("status", "ready").put("schema_version", version)
-                .put("reembedding", reembeddingJson(reembedding.get())));
-          }
-        })
-        .onFailure(e -> ctx.fail(new ApiError(503, "not_ready", "the database is not reachable: " + e.getMessage())));
-  }
-
-  private static JsonObject reembeddingJson(Reembedder.Status s) {
-    JsonObject json = new JsonObject()
-        .put("state", s.state().name().toLowerCase(java.util.Locale.ROOT))
-        .put("model", s.model())
-        .put("done", s.done())
-        .put("total", s.total());
-    return s.error() == null ? json : json.put("error", s.error());
   }
 
   private void ingest(RoutingContext ctx) {

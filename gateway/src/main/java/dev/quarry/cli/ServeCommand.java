@@ -1,9 +1,13 @@
 package dev.quarry.cli;
 
 import dev.quarry.ops.Config;
+import dev.quarry.ops.ConfigSource;
 import dev.quarry.ops.Gateway;
+import dev.quarry.ops.OpsSettings;
+import dev.quarry.ops.QuarryMetrics;
 import io.vertx.core.Vertx;
 import java.io.PrintWriter;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -13,9 +17,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
-    description = "Run the gateway until SIGTERM or Ctrl-C. Settings come from QUARRY_* environment variables.")
+    description = "Run the gateway until SIGTERM or Ctrl-C. Settings come from QUARRY_* environment variables, over the optional file $QUARRY_CONFIG_FILE.")
 final class ServeCommand implements Callable<Integer> {
-  private static final long CLOSE_TIMEOUT_SECONDS = 30;
+  /** Beyond the drain grace: cancelled work closing, requests draining, sandboxes removed. */
+  private static final long CLOSE_MARGIN_SECONDS = 30;
 
   @Spec CommandSpec spec;
 
@@ -27,8 +32,11 @@ final class ServeCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     Config config;
+    OpsSettings ops;
     try {
-      config = Config.fromEnv();
+      Map<String, String> settings = ConfigSource.load(System.getenv());
+      config = Config.fromEnv(settings);
+      ops = OpsSettings.from(settings);
     } catch (Config.InvalidSetting e) {
       err.println("error: " + e.getMessage());
       err.flush();
@@ -37,10 +45,12 @@ final class ServeCommand implements Callable<Integer> {
     if (port != null) {
       config = config.withHttpPort(port);
     }
-    Vertx vertx = Vertx.vertx();
-    Gateway gateway = new Gateway(config);
+    QuarryMetrics metrics = new QuarryMetrics();
+    Vertx vertx = Gateway.vertx(metrics);
+    Gateway gateway = new Gateway(config, ops, metrics);
+    String deployment;
     try {
-      vertx.deployVerticle(gateway).await();
+      deployment = vertx.deployVerticle(gateway).await();
     } catch (RuntimeException e) {
       err.println("error: the gateway did not start: " + rootMessage(e)
           + " (PostgreSQL expected at " + config.pgHost() + ":" + config.pgPort() + "/" + config.pgDatabase()
@@ -50,15 +60,26 @@ final class ServeCommand implements Callable<Integer> {
       return 1;
     }
     CountDownLatch closed = new CountDownLatch(1);
-    // SIGTERM and Ctrl-C run shutdown hooks: drain requests, close the pool, then let the JVM go.
+    long closeTimeout = ops.drainGrace().toSeconds() + CLOSE_MARGIN_SECONDS;
+    // SIGTERM and Ctrl-C run shutdown hooks: drain analyses, then requests, remove the sandboxes,
+    // close the pool. A drained shutdown is a clean exit, so the process says 0 (the JVM would
+    // report 143 for the signal); one that did not finish in time says 1.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      int status = 0;
+      System.err.println("quarry: stopping: draining running work, then requests");
       try {
-        vertx.close().toCompletionStage().toCompletableFuture().get(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        // Undeployed explicitly first, so that the drain runs and finishes before Vert.x closes.
+        vertx.undeploy(deployment).toCompletionStage().toCompletableFuture().get(closeTimeout, TimeUnit.SECONDS);
+        vertx.close().toCompletionStage().toCompletableFuture().get(CLOSE_MARGIN_SECONDS, TimeUnit.SECONDS);
+        // On stderr as well as in the log: log lines written this late are not always delivered.
+        System.err.println("quarry: stopped cleanly");
       } catch (Exception e) {
         System.err.println("warning: the gateway did not close cleanly: " + rootMessage(e));
+        status = 1;
       } finally {
         closed.countDown();
       }
+      Runtime.getRuntime().halt(status);
     }, "quarry-shutdown"));
     out.println("Quarry gateway listening on http://localhost:" + gateway.port() + "  (Ctrl-C to stop)");
     out.flush();

@@ -2,6 +2,7 @@ package dev.quarry.ingest;
 
 import dev.quarry.ingest.StageTimes.Stage;
 import dev.quarry.ops.Config;
+import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.search.Embedder;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.store.Sql;
@@ -38,8 +39,15 @@ public final class IngestService {
   private final Config config;
   private final Converters converters;
   private final StageTimes stages = new StageTimes();
+  private final QuarryMetrics metrics;
 
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
+    this(vertx, pool, embedder, documentsFs, config, new QuarryMetrics());
+  }
+
+  public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config,
+      QuarryMetrics metrics) {
+    this.metrics = metrics;
     this.vertx = vertx;
     this.pool = pool;
     this.embedder = embedder;
@@ -55,6 +63,21 @@ public final class IngestService {
 
   /** Fails with {@link IngestException} for bad input; nothing is stored then. */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request) {
+    long started = System.nanoTime();
+    return ingestUnmeasured(tenantId, request).andThen(done -> {
+      long nanos = System.nanoTime() - started;
+      if (done.succeeded()) {
+        IngestResult r = done.result();
+        // An unchanged document wrote no chunks: its existing ones are not counted again.
+        int chunks = r.status() == IngestResult.Status.UNCHANGED ? 0 : r.chunkCount();
+        metrics.ingested(r.status().name(), r.sourceType(), chunks, request.bytes().length, nanos);
+      } else {
+        metrics.ingestFailed(done.cause() instanceof IngestException e ? e.reason().name() : "internal", nanos);
+      }
+    });
+  }
+
+  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request) {
     String fileName = fileName(request);
     String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
     byte[] bytes = request.bytes();

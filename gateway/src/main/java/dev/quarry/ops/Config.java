@@ -1,6 +1,7 @@
 package dev.quarry.ops;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -27,19 +28,30 @@ public record Config(
     int searchMaxLimit,
     int maxQueryChars) {
 
+  /** From the environment over the optional {@code QUARRY_CONFIG_FILE} ({@link ConfigSource}). */
   public static Config fromEnv() {
-    return fromEnv(System.getenv());
+    return fromEnv(ConfigSource.load(System.getenv()));
   }
 
   public static Config fromEnv(Map<String, String> env) {
-    Settings s = new Settings(env);
+    return read(new Settings(env), env);
+  }
+
+  /** The settings this record reads, with defaults and bounds, for the README check. */
+  public static List<Settings.Definition> definitions() {
+    Settings s = new Settings(Map.of());
+    read(s, Map.of());
+    return s.definitions();
+  }
+
+  private static Config read(Settings s, Map<String, String> env) {
     return new Config(
         s.integer("QUARRY_HTTP_PORT", 8080, 0, 65535),
         s.string("QUARRY_PG_HOST", "127.0.0.1"),
         s.integer("QUARRY_PG_PORT", 5432, 1, 65535),
         s.string("QUARRY_PG_DATABASE", "quarry"),
         s.string("QUARRY_PG_USER", "quarry"),
-        s.string("QUARRY_PG_PASSWORD", "quarry"),
+        s.secret("QUARRY_PG_PASSWORD", "quarry"),
         s.integer("QUARRY_PG_POOL_SIZE", 16, 1, 200),
         Path.of(s.string("QUARRY_DATA_DIR", "var/data")),
         s.integer("QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024, 1, Integer.MAX_VALUE),
@@ -47,7 +59,7 @@ public record Config(
         s.oneOf("QUARRY_EMBEDDING_PROVIDER", "onnx", "onnx", "openai"),
         s.string("QUARRY_EMBEDDING_MODEL", "bge-small-en-v1.5-q"),
         s.string("QUARRY_EMBEDDING_BASE_URL", env.getOrDefault("OPENAI_BASE_URL", "")),
-        s.string("QUARRY_EMBEDDING_API_KEY", env.getOrDefault("OPENAI_API_KEY", "")),
+        s.secret("QUARRY_EMBEDDING_API_KEY", env.getOrDefault("OPENAI_API_KEY", "")),
         s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),
         s.integer("QUARRY_SEARCH_MAX_LIMIT", 100, 1, 1000),
         s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000));
@@ -78,6 +90,14 @@ public record Config(
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars);
   }
 
+  /** Redacts the password and the API key: a Config may end up in a log line. */
+  @Override
+  public String toString() {
+    return "Config[httpPort=" + httpPort + ", pg=" + pgUser + "@" + pgHost + ":" + pgPort + "/" + pgDatabase
+        + ", pgPoolSize=" + pgPoolSize + ", dataDir=" + dataDir + ", embedding=" + embeddingProvider + "/"
+        + embeddingModel + (embeddingApiKey.isEmpty() ? "" : ", embeddingApiKey=***") + "]";
+  }
+
   public String jdbcUrl() {
     return "jdbc:postgresql://" + pgHost + ":" + pgPort + "/" + pgDatabase;
   }
@@ -86,39 +106,6 @@ public record Config(
   public static final class InvalidSetting extends RuntimeException {
     public InvalidSetting(String message) {
       super(message);
-    }
-  }
-
-  private record Settings(Map<String, String> env) {
-    String string(String name, String dflt) {
-      String v = env.get(name);
-      return v == null || v.isBlank() ? dflt : v.trim();
-    }
-
-    int integer(String name, int dflt, int min, int max) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return dflt;
-      }
-      try {
-        int n = Integer.parseInt(v.trim());
-        if (n < min || n > max) {
-          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
-        }
-        return n;
-      } catch (NumberFormatException e) {
-        throw new InvalidSetting(name + "=" + v + " is not an integer");
-      }
-    }
-
-    String oneOf(String name, String dflt, String... allowed) {
-      String v = string(name, dflt);
-      for (String a : allowed) {
-        if (a.equals(v)) {
-          return v;
-        }
-      }
-      throw new InvalidSetting(name + "=" + v + " must be one of " + String.join(", ", allowed));
     }
   }
 }

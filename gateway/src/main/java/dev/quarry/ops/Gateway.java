@@ -1,5 +1,6 @@
 package dev.quarry.ops;
 
+import com.github.dockerjava.api.DockerClient;
 import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.AnalysisService;
 import dev.quarry.agent.AnalysisStore;
@@ -8,6 +9,7 @@ import dev.quarry.api.ApiRoutes;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
+import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.search.Embedder;
@@ -18,23 +20,37 @@ import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.VertxPrometheusOptions;
 import io.vertx.sqlclient.Pool;
+import java.io.IOException;
 import java.nio.file.Files;
+import java.util.EnumSet;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The composition root: migrates the database, builds the services and serves the API. Nothing
- * takes traffic before the schema is current.
+ * takes traffic before the schema is current. Stopping it drains ({@link Lifecycle}) first.
  */
 public final class Gateway extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
-  /** How long in-flight requests get to finish on shutdown. */
+  /** How long in-flight requests get to finish on shutdown, once long-running work has drained. */
   private static final long DRAIN_SECONDS = 10;
+  private static final long PROBE_INTERVAL_MS = 15_000;
 
   private final Config config;
+  private final OpsSettings ops;
+  private final QuarryMetrics metrics;
   private final SandboxSettings sandboxSettings;
   private final AgentSettings agentSettings;
   private SandboxService sandboxes;
@@ -42,20 +58,35 @@ public final class Gateway extends VerticleBase {
   private AnalysisService analyses;
   private Pool pool;
   private HttpServer server;
+  private DockerClient docker;
   private Reembedder reembedder;
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
+  private Lifecycle lifecycle;
+  private Readiness readiness;
+  private int schemaVersion;
+  private long probeTimer = -1;
 
   public Gateway(Config config) {
-    this(config, (SandboxSettings) null);
+    this(config, OpsSettings.DEFAULTS, new QuarryMetrics());
+  }
+
+  public Gateway(Config config, SandboxSettings sandboxSettings) {
+    this(config, OpsSettings.DEFAULTS, new QuarryMetrics(), sandboxSettings);
+  }
+
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics) {
+    this(config, ops, metrics, (SandboxSettings) null);
   }
 
   /** @param sandboxSettings null reads them from the QUARRY_SANDBOX_* environment at start */
-  public Gateway(Config config, SandboxSettings sandboxSettings) {
-    this(config, new AgentWiring(null, sandboxSettings));
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics, SandboxSettings sandboxSettings) {
+    this(config, ops, metrics, new AgentWiring(null, sandboxSettings));
   }
 
-  public Gateway(Config config, AgentWiring wiring) {
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics, AgentWiring wiring) {
     this.config = config;
+    this.ops = ops;
+    this.metrics = metrics;
     this.sandboxSettings = wiring.sandboxes();
     this.agentSettings = wiring.agent() != null ? wiring.agent() : AgentSettings.fromEnv();
   }
@@ -66,38 +97,61 @@ public final class Gateway extends VerticleBase {
    */
   public record AgentWiring(AgentSettings agent, SandboxSettings sandboxes) {}
 
+  /**
+   * A Vert.x that reports its HTTP server and client and its pools into {@code metrics}' registry.
+   * Labels are bounded: the route pattern, never the path (which holds ids).
+   */
+  public static Vertx vertx(QuarryMetrics metrics) {
+    MicrometerMetricsOptions options = new MicrometerMetricsOptions()
+        .setEnabled(true)
+        .setJvmMetricsEnabled(false)
+        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE,
+            Label.POOL_TYPE, Label.POOL_NAME, Label.NAMESPACE))
+        .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true));
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(options))
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
+  }
+
   @Override
   public Future<?> start() {
+    lifecycle = new Lifecycle(vertx);
+    readiness = new Readiness(vertx, metrics);
     return vertx.executeBlocking(this::prepare)
         .compose(embedder -> {
           pool = Database.pool(vertx, config);
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
-          SearchService search = new SearchService(vertx, pool, embedder, config);
+          SearchService search = new SearchService(vertx, pool, embedder, config, metrics);
           reembedder = new Reembedder(vertx, pool, embedder);
           SandboxSettings sandboxed =
               sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
           sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync);
+          addReadinessChecks();
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings);
           analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
               agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars());
+          // Running analyses are cancelled and record their end before the sandboxes go.
+          lifecycle.onShutdown("analyses", analyses::close);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
-              new IngestService(vertx, pool, embedder, documentsFs, config),
+              new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
               documents,
-              search, reembedder::status, sandboxes, model.configured() ? model::completeLater : null)
+              search, sandboxes, model.configured() ? model::completeLater : null)
               .withAnalyses(analyses);
-          // The HNSW index for the configured model: without it vector search scans every chunk.
-          // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
-          // runs in the background once the gateway serves (never when it could not start).
+          Router router = routes.router();
+          new OpsRoutes(readiness, lifecycle, metrics).mount(router);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           Future<Void> reaped = sandboxes.start().recover(e -> {
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
             return Future.succeededFuture();
           });
+          // The HNSW index for the configured model: without it vector search scans every chunk.
+          // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
+          // runs in the background once the gateway serves (never when it could not start).
           return Future.join(search.prepare(), reaped)
-              .compose(v -> vertx.createHttpServer().requestHandler(routes.router())
-                  .listen(config.httpPort()))
+              .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
               .map(listening -> {
                 reembedding = reembedder.run();
                 return listening;
@@ -105,16 +159,52 @@ public final class Gateway extends VerticleBase {
         })
         .onSuccess(listening -> {
           server = listening;
+          // Probed on a timer as well as by /readyz, so that quarry_dependency_up stays current
+          // where nothing polls the probe.
+          probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
           log.info("Quarry gateway listening on port {}", listening.actualPort());
         });
   }
 
-  /** The blocking part of start-up: schema, directories, the embedding model (loaded or probed). */
-  private Embedder prepare() throws Exception {
-    Database.migrate(config);
+  /**
+   * The blocking part of start-up: schema, the Docker client (slow to load the first time),
+   * directories, the embedding model (loaded or probed).
+   */
+  private Embedder prepare() throws IOException {
+    schemaVersion = Database.migrate(config);
+    docker = ContainerLauncher.connect(ops.dockerHost());
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
     return Embedders.fromConfig(config);
+  }
+
+  private void addReadinessChecks() {
+    readiness.add("database", () -> pool.query("SELECT 1").execute().map("reachable"));
+    readiness.add("migrations", () -> pool
+        .query("SELECT max(version::int) AS version FROM flyway_schema_history WHERE success")
+        .execute()
+        .map(rows -> {
+          Integer applied = rows.iterator().next().getInteger("version");
+          if (applied == null || applied < schemaVersion) {
+            throw new IllegalStateException("schema version " + applied + ", this gateway needs " + schemaVersion);
+          }
+          return "schema version " + applied;
+        }));
+    readiness.add("docker", () -> vertx.executeBlocking(() -> {
+      docker.pingCmd().exec();
+      return "reachable at " + ops.dockerHost();
+    }, false));
+    readiness.info("schema_version", () -> schemaVersion);
+    readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
+  }
+
+  private static JsonObject reembeddingJson(Reembedder.Status s) {
+    JsonObject json = new JsonObject()
+        .put("state", s.state().name().toLowerCase(Locale.ROOT))
+        .put("model", s.model())
+        .put("done", s.done())
+        .put("total", s.total());
+    return s.error() == null ? json : json.put("error", s.error());
   }
 
   /** The port actually bound (differs from the configured one when that is 0). */
@@ -122,12 +212,14 @@ public final class Gateway extends VerticleBase {
     return server.actualPort();
   }
 
-  /**
-   * The background re-embed of chunks recorded under another model: completes with its final
-   * status (it never fails; a failed run says so in its status).
-   */
-  public Future<Reembedder.Status> reembedding() {
-    return reembedding;
+  /** Where long-running work registers, so that a shutdown drains it. */
+  public Lifecycle lifecycle() {
+    return lifecycle;
+  }
+
+  /** Where parts add their readiness checks (the agent: its model endpoint). */
+  public Readiness readiness() {
+    return readiness;
   }
 
   /** The analyses of this gateway (for tests and benchmarks). */
@@ -139,23 +231,47 @@ public final class Gateway extends VerticleBase {
     return sandboxes;
   }
 
+  public QuarryMetrics metrics() {
+    return metrics;
+  }
+
+  /**
+   * The background re-embed of chunks recorded under another model: completes with its final
+   * status (it never fails; a failed run says so in its status).
+   */
+  public Future<Reembedder.Status> reembedding() {
+    return reembedding;
+  }
+
   @Override
   public Future<?> stop() {
-    // The re-embed ends after its batch in flight, while the server drains.
-    Future<?> reembedStopped = reembedder == null ? Future.succeededFuture() : reembedder.stop();
-    Future<Void> serverClosed = server == null
-        ? Future.succeededFuture()
-        : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
-    // Running analyses are cancelled and record their end before their sandboxes and the pool go.
-    Future<Void> analysesEnded = analyses == null ? Future.succeededFuture() : analyses.close();
-    // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
-    return Future.join(reembedStopped, serverClosed, analysesEnded)
-        .eventually(() -> sandboxes == null ? Future.succeededFuture() : sandboxes.close())
-        .eventually(() -> {
-          if (model != null) {
-            model.close();
-          }
-          return pool == null ? Future.succeededFuture() : pool.close();
-        });
+    vertx.cancelTimer(probeTimer);
+    Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
+    return drained.eventually(() -> {
+      // The re-embed ends after its batch in flight, while the server drains.
+      Future<?> reembedStopped = reembedder == null ? Future.succeededFuture() : reembedder.stop();
+      Future<Void> serverClosed = server == null
+          ? Future.succeededFuture()
+          : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
+      // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
+      Future<Void> sandboxesClosed = sandboxes == null ? Future.succeededFuture() : sandboxes.close();
+      return Future.join(reembedStopped, serverClosed, sandboxesClosed);
+    }).eventually(() -> {
+      closeDocker();
+      if (model != null) {
+        model.close();
+      }
+      return pool == null ? Future.succeededFuture() : pool.close();
+    });
+  }
+
+  private void closeDocker() {
+    if (docker != null) {
+      try {
+        docker.close();
+      } catch (IOException e) {
+        log.warn("closing the Docker client failed: {}", e.getMessage());
+      }
+    }
   }
 }

@@ -1,6 +1,7 @@
 package dev.quarry.search;
 
 import dev.quarry.ops.Config;
+import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.search.ContextExpander.Item;
 import dev.quarry.search.ContextExpander.RankedHit;
 import dev.quarry.search.SearchSql.Param;
@@ -53,13 +54,24 @@ public final class SearchService {
   private final ContextExpander expander;
   private final int postingBudget;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
+  private final QuarryMetrics metrics;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
-    this(vertx, pool, embedder, config, POSTING_BUDGET);
+    this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
+  }
+
+  public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, QuarryMetrics metrics) {
+    this(vertx, pool, embedder, config, POSTING_BUDGET, metrics);
   }
 
   /** With another posting budget: tests use a small one to exercise the pruned path. */
   SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget) {
+    this(vertx, pool, embedder, config, postingBudget, new QuarryMetrics());
+  }
+
+  private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
+      QuarryMetrics metrics) {
+    this.metrics = metrics;
     if (postingBudget < 0) {
       throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
     }
@@ -82,6 +94,18 @@ public final class SearchService {
 
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
   public Future<List<SearchHit>> search(UUID tenantId, SearchRequest request) {
+    long started = System.nanoTime();
+    return searchUnmeasured(tenantId, request).andThen(done -> {
+      long nanos = System.nanoTime() - started;
+      if (done.succeeded()) {
+        metrics.searched(done.result().size(), nanos);
+      } else {
+        metrics.searchFailed(nanos);
+      }
+    });
+  }
+
+  private Future<List<SearchHit>> searchUnmeasured(UUID tenantId, SearchRequest request) {
     try {
       if (request == null) {
         throw new IllegalArgumentException("search request must not be null");

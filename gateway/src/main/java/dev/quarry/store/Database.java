@@ -15,13 +15,17 @@ public final class Database {
   /**
    * Applies the versioned migrations in {@code db/migration}. Blocking (JDBC): call it before the
    * event loop takes traffic, or from a worker.
+   *
+   * @return the schema version this gateway needs (and the database now has): readiness checks it
    */
-  public static void migrate(Config config) {
-    Flyway.configure()
+  public static int migrate(Config config) {
+    Flyway flyway = Flyway.configure()
         .dataSource(config.jdbcUrl(), config.pgUser(), config.pgPassword())
         .locations("classpath:db/migration")
-        .load()
-        .migrate();
+        .load();
+    flyway.migrate();
+    var current = flyway.info().current();
+    return current == null ? 0 : Integer.parseInt(current.getVersion().getVersion());
   }
 
   public static Pool pool(Vertx vertx, Config config) {

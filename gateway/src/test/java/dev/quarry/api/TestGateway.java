@@ -2,6 +2,8 @@ package dev.quarry.api;
 
 import dev.quarry.ops.Config;
 import dev.quarry.ops.Gateway;
+import dev.quarry.ops.OpsSettings;
+import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;
@@ -57,8 +59,9 @@ public final class TestGateway implements AutoCloseable {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
     Config config = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
-    Vertx vertx = Vertx.vertx();
-    Gateway gateway = new Gateway(config, wiring.apply(dataDir));
+    QuarryMetrics metrics = new QuarryMetrics();
+    Vertx vertx = Gateway.vertx(metrics);
+    Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, wiring.apply(dataDir));
     vertx.deployVerticle(gateway).await();
     return new TestGateway(database, dataDir, vertx, gateway, config);
   }
@@ -67,16 +70,16 @@ public final class TestGateway implements AutoCloseable {
     return client;
   }
 
-  public Gateway gateway() {
-    return gateway;
-  }
-
   public Vertx vertx() {
     return vertx;
   }
 
   public Config config() {
     return config;
+  }
+
+  public Gateway gateway() {
+    return gateway;
   }
 
   public int port() {
