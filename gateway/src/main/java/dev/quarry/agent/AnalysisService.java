@@ -29,8 +29,24 @@ public final class AnalysisService {
       int maxQueryChars, Clock clock, AnalysisService service) {
     void finished(LiveAnalysis live) {
       service.running.remove(live.id());
+      Runnable end = service.work.remove(live.id());
+      if (end != null) {
+        end.run();
+      }
     }
   }
+
+  /**
+   * Registers running work with whoever drains the gateway: {@code begin} fails while draining,
+   * {@code cancel} is called when the grace period is over; the returned action ends the work.
+   */
+  @FunctionalInterface
+  public interface WorkTracker {
+    Runnable begin(Runnable cancel);
+  }
+
+  private final Map<UUID, Runnable> work = new ConcurrentHashMap<>();
+  private volatile WorkTracker tracker = cancel -> () -> {};
 
   private final Map<UUID, LiveAnalysis> running = new ConcurrentHashMap<>();
   private final Deps deps;
@@ -39,6 +55,12 @@ public final class AnalysisService {
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars) {
     this.deps = new Deps(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit,
         maxQueryChars, Clock.systemUTC(), this);
+  }
+
+  /** Analyses from now on register with this tracker (the gateway's drain). */
+  public AnalysisService trackWith(WorkTracker tracker) {
+    this.tracker = tracker;
+    return this;
   }
 
   public AgentSettings settings() {
@@ -60,6 +82,14 @@ public final class AnalysisService {
     List<UUID> named = new ArrayList<>(request.scope().documentIds());
     request.preload().stream().filter(id -> !named.contains(id)).forEach(named::add);
     UUID id = UUID.randomUUID();
+    LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock());
+    Runnable end;
+    try {
+      // Refused while the gateway drains, before anything is recorded.
+      end = tracker.begin(live::cancel);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
     return deps.store().existing(tenantId, named)
         .compose(found -> {
           List<UUID> unknown = named.stream().filter(d -> !found.contains(d)).toList();
@@ -75,9 +105,10 @@ public final class AnalysisService {
           return deps.store().insert(tenantId, id, request.question(),
               List.copyOf(request.scope().documentIds()), request.preload(), request.budgets(), deps.model().model());
         })
+        .onFailure(e -> end.run())
         .map(v -> {
-          LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock());
           running.put(id, live);
+          work.put(id, end);
           Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request));
           return live;
         });

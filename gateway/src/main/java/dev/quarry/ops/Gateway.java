@@ -133,7 +133,9 @@ public final class Gateway extends VerticleBase {
           model = new ModelClient(agentSettings);
           analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
               agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars());
-          // Running analyses are cancelled and record their end before the sandboxes go.
+          // A drain lets running analyses finish within its grace, then cancels them; each records its end
+          // before the sandboxes go.
+          analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
           lifecycle.onShutdown("analyses", analyses::close);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
