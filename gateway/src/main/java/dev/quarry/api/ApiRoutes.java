@@ -60,6 +60,7 @@ public final class ApiRoutes {
   private final TenantStore tenants;
   private final Quotas quotas;
   private final AdminRoutes admin;
+  private AnalysisRoutes analyses;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
@@ -89,6 +90,12 @@ public final class ApiRoutes {
     this.admin = new AdminRoutes(tenants, quotas, documentsFs);
   }
 
+  /** Serves the analyses API too. */
+  public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
+    this.analyses = new AnalysisRoutes(service);
+    return this;
+  }
+
   /** Where multipart uploads are spooled while a request is handled. */
   public static Path uploadsDir(Config config) {
     return config.dataDir().resolve("uploads");
@@ -107,6 +114,9 @@ public final class ApiRoutes {
     router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
     router.post("/v1/executions").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
     admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
+    if (analyses != null) {
+      analyses.mount(router);
+    }
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
@@ -180,7 +190,7 @@ public final class ApiRoutes {
     return new ApiError(401, "unauthorized", message);
   }
 
-  private static UUID tenant(RoutingContext ctx) {
+  static UUID tenant(RoutingContext ctx) {
     return ctx.get(TENANT_KEY);
   }
 
@@ -292,7 +302,7 @@ public final class ApiRoutes {
     return ApiError.notFound("no document with id " + id);
   }
 
-  private static void replyJson(RoutingContext ctx, int status, JsonObject body) {
+  static void replyJson(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(body.encode());
   }
 

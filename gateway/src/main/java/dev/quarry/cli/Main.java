@@ -18,6 +18,7 @@ import picocli.CommandLine.Spec;
         ServeCommand.class,
         IngestCommand.class,
         SearchCommand.class,
+        AskCommand.class,
         DocumentsCommand.class,
         DeleteCommand.class,
         TocCommand.class,

@@ -1,7 +1,12 @@
 package dev.quarry.ops;
 
 import com.github.dockerjava.api.DockerClient;
+import dev.quarry.agent.AgentSettings;
+import dev.quarry.agent.AnalysisService;
+import dev.quarry.agent.AnalysisStore;
+import dev.quarry.agent.ModelClient;
 import dev.quarry.api.ApiRoutes;
+import dev.quarry.sandbox.CellOptions;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ingest.Reembedder;
 import dev.quarry.sandbox.ContainerLauncher;
@@ -49,7 +54,10 @@ public final class Gateway extends VerticleBase {
   private final OpsSettings ops;
   private final QuarryMetrics metrics;
   private final SandboxSettings sandboxSettings;
+  private final AgentSettings agentSettings;
   private SandboxService sandboxes;
+  private ModelClient model;
+  private AnalysisService analyses;
   private Pool pool;
   private HttpServer server;
   private DockerClient docker;
@@ -69,16 +77,27 @@ public final class Gateway extends VerticleBase {
   }
 
   public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics) {
-    this(config, ops, metrics, null);
+    this(config, ops, metrics, (SandboxSettings) null);
   }
 
   /** @param sandboxSettings null reads them from the QUARRY_SANDBOX_* environment at start */
   public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics, SandboxSettings sandboxSettings) {
+    this(config, ops, metrics, new AgentWiring(null, sandboxSettings));
+  }
+
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics, AgentWiring wiring) {
     this.config = config;
     this.ops = ops;
     this.metrics = metrics;
-    this.sandboxSettings = sandboxSettings;
+    this.sandboxSettings = wiring.sandboxes();
+    this.agentSettings = wiring.agent() != null ? wiring.agent() : AgentSettings.fromEnv();
   }
+
+  /**
+   * The settings of analyses: the model endpoint and the sandboxes; null ones are read from the
+   * environment.
+   */
+  public record AgentWiring(AgentSettings agent, SandboxSettings sandboxes) {}
 
   /**
    * A Vert.x that reports its HTTP server and client and its pools into {@code metrics}' registry.
@@ -107,15 +126,25 @@ public final class Gateway extends VerticleBase {
           DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
           SearchService search = new SearchService(vertx, pool, embedder, config, metrics);
           reembedder = new Reembedder(vertx, pool, embedder);
-          sandboxes = new SandboxService(vertx,
-              sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv()),
-              documentsFs::sync);
+          SandboxSettings sandboxed =
+              sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
+          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync);
           addReadinessChecks();
+          DocumentStore documents = new DocumentStore(pool, documentsFs);
+          // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
+          model = new ModelClient(agentSettings);
+          analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
+              agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars());
+          // A drain lets running analyses finish within its grace, then cancels them; each records its end
+          // before the sandboxes go.
+          analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
+          lifecycle.onShutdown("analyses", analyses::close);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
-              new DocumentStore(pool, documentsFs),
+              documents,
               search, new TenantStore(pool), new Quotas(pool, config.tenancy()), documentsFs,
-              sandboxes, null);
+              sandboxes, model.configured() ? model::completeLater : null)
+              .withAnalyses(analyses);
           Router router = routes.router();
           new OpsRoutes(readiness, lifecycle, metrics).mount(router);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
@@ -201,6 +230,15 @@ public final class Gateway extends VerticleBase {
     return readiness;
   }
 
+  /** The analyses of this gateway (for tests and benchmarks). */
+  public AnalysisService analyses() {
+    return analyses;
+  }
+
+  public SandboxService sandboxes() {
+    return sandboxes;
+  }
+
   public QuarryMetrics metrics() {
     return metrics;
   }
@@ -228,6 +266,9 @@ public final class Gateway extends VerticleBase {
       return Future.join(reembedStopped, serverClosed, sandboxesClosed);
     }).eventually(() -> {
       closeDocker();
+      if (model != null) {
+        model.close();
+      }
       return pool == null ? Future.succeededFuture() : pool.close();
     });
   }

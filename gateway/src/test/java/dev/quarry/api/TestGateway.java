@@ -71,13 +71,24 @@ public final class TestGateway implements AutoCloseable {
   }
 
   public static TestGateway start(UnaryOperator<Config> adjust, SandboxSettings sandboxes) throws IOException {
+    return startWithAgent(adjust, dataDir -> new Gateway.AgentWiring(null, sandboxes));
+  }
+
+  /** With analyses: the model endpoint and sandbox settings, made for the test's data directory. */
+  public static TestGateway startWithAgent(java.util.function.Function<Path, Gateway.AgentWiring> wiring)
+      throws IOException {
+    return startWithAgent(config -> config, wiring);
+  }
+
+  public static TestGateway startWithAgent(UnaryOperator<Config> adjust,
+      java.util.function.Function<Path, Gateway.AgentWiring> wiring) throws IOException {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
     Config base = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
     Config config = adjust.apply(base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)));
     QuarryMetrics metrics = new QuarryMetrics();
     Vertx vertx = Gateway.vertx(metrics);
-    Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, sandboxes);
+    Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, wiring.apply(dataDir));
     vertx.deployVerticle(gateway).await();
     return new TestGateway(database, dataDir, vertx, gateway, config);
   }

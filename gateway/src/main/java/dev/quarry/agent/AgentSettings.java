@@ -1,0 +1,159 @@
+package dev.quarry.agent;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How the gateway talks to the model and runs analyses, read once at start-up. The endpoint is any
+ * OpenAI-compatible one: {@code QUARRY_MODEL_BASE_URL} / {@code QUARRY_MODEL_API_KEY}, else the
+ * standard {@code OPENAI_BASE_URL} / {@code OPENAI_API_KEY}. Without a base URL analyses are refused
+ * (with a message saying how to configure one) and everything else works.
+ *
+ * @param retryBase          first back-off after a 429 or 5xx; doubled per attempt, with jitter
+ * @param retryMax           the cap of one back-off (a longer Retry-After gives up instead)
+ * @param breakerThreshold   consecutive failed calls that open the circuit breaker
+ * @param breakerCooldown    how long an open breaker fails calls at once before letting one through
+ * @param maxCorrections     correction turns for a missing execution or a malformed final message
+ * @param cancelOnDisconnect whether a streamed analysis whose client went away is cancelled (else
+ *                           it runs to the end and stays available by id)
+ */
+public record AgentSettings(
+    String baseUrl,
+    String apiKey,
+    String model,
+    double temperature,
+    Duration connectTimeout,
+    Duration requestTimeout,
+    int maxAttempts,
+    Duration retryBase,
+    Duration retryMax,
+    int breakerThreshold,
+    Duration breakerCooldown,
+    int maxCorrections,
+    int maxQuestionChars,
+    boolean cancelOnDisconnect,
+    Budgets defaultBudgets,
+    Budgets maxBudgets) {
+
+  public static final String HOW_TO_CONFIGURE = "no model endpoint is configured: set OPENAI_BASE_URL"
+      + " (or QUARRY_MODEL_BASE_URL) to an OpenAI-compatible endpoint such as https://api.openai.com/v1,"
+      + " OPENAI_API_KEY if it needs one, and QUARRY_MODEL to the model's name, then restart the gateway";
+
+  public static AgentSettings fromEnv() {
+    return fromEnv(System.getenv());
+  }
+
+  public static AgentSettings fromEnv(Map<String, String> env) {
+    Env e = new Env(env);
+    Budgets max = new Budgets(
+        e.integer("QUARRY_MAX_MODEL_TURNS", Budgets.MAXIMUMS.modelTurns(), 1, 1000),
+        e.integer("QUARRY_MAX_ANALYSIS_MS", (int) Budgets.MAXIMUMS.wallTimeMs(), 1000, Integer.MAX_VALUE),
+        e.integer("QUARRY_MAX_ANALYSIS_TOKENS", (int) Budgets.MAXIMUMS.tokens(), 100, Integer.MAX_VALUE),
+        e.integer("QUARRY_MAX_EXECUTIONS", Budgets.MAXIMUMS.executions(), 1, 10_000),
+        e.integer("QUARRY_MAX_SEARCH_CALLS", Budgets.MAXIMUMS.searchCalls(), 1, 100_000),
+        e.integer("QUARRY_MAX_LLM_CALLS", Budgets.MAXIMUMS.llmCalls(), 1, 100_000));
+    Budgets dflt = new Budgets(
+        e.integer("QUARRY_MODEL_TURNS", Budgets.DEFAULTS.modelTurns(), 1, max.modelTurns()),
+        e.integer("QUARRY_ANALYSIS_MS", (int) Budgets.DEFAULTS.wallTimeMs(), 1000, (int) max.wallTimeMs()),
+        e.integer("QUARRY_ANALYSIS_TOKENS", (int) Budgets.DEFAULTS.tokens(), 100, (int) max.tokens()),
+        e.integer("QUARRY_EXECUTIONS", Budgets.DEFAULTS.executions(), 1, max.executions()),
+        e.integer("QUARRY_SEARCH_CALLS", Budgets.DEFAULTS.searchCalls(), 1, max.searchCalls()),
+        e.integer("QUARRY_LLM_CALLS", Budgets.DEFAULTS.llmCalls(), 1, max.llmCalls()));
+    String baseUrl = e.string("QUARRY_MODEL_BASE_URL", e.string("OPENAI_BASE_URL", ""));
+    return new AgentSettings(
+        baseUrl,
+        e.string("QUARRY_MODEL_API_KEY", e.string("OPENAI_API_KEY", "")),
+        e.string("QUARRY_MODEL", "gpt-4.1-mini"),
+        e.decimal("QUARRY_MODEL_TEMPERATURE", 0.0, 0.0, 2.0),
+        Duration.ofMillis(e.integer("QUARRY_MODEL_CONNECT_TIMEOUT_MS", 10_000, 100, 600_000)),
+        Duration.ofMillis(e.integer("QUARRY_MODEL_TIMEOUT_MS", 120_000, 100, 3_600_000)),
+        e.integer("QUARRY_MODEL_MAX_ATTEMPTS", 6, 1, 50),
+        Duration.ofMillis(e.integer("QUARRY_MODEL_RETRY_BASE_MS", 500, 1, 600_000)),
+        Duration.ofMillis(e.integer("QUARRY_MODEL_RETRY_MAX_MS", 30_000, 1, 3_600_000)),
+        e.integer("QUARRY_MODEL_BREAKER_THRESHOLD", 8, 1, 1000),
+        Duration.ofMillis(e.integer("QUARRY_MODEL_BREAKER_COOLDOWN_MS", 30_000, 1, 3_600_000)),
+        e.integer("QUARRY_ANALYSIS_CORRECTIONS", 2, 0, 20),
+        e.integer("QUARRY_MAX_QUESTION_CHARS", 8_000, 10, 1_000_000),
+        e.oneOf("QUARRY_ANALYSIS_ON_DISCONNECT", "finish", "finish", "cancel").equals("cancel"),
+        dflt,
+        max);
+  }
+
+  public boolean modelConfigured() {
+    return !baseUrl.isBlank();
+  }
+
+  public AgentSettings withEndpoint(String url, String key, String modelName) {
+    return new AgentSettings(url, key, modelName, temperature, connectTimeout, requestTimeout, maxAttempts,
+        retryBase, retryMax, breakerThreshold, breakerCooldown, maxCorrections, maxQuestionChars,
+        cancelOnDisconnect, defaultBudgets, maxBudgets);
+  }
+
+  public AgentSettings withRetries(int attempts, Duration base, Duration max, int threshold, Duration cooldown) {
+    return new AgentSettings(baseUrl, apiKey, model, temperature, connectTimeout, requestTimeout, attempts,
+        base, max, threshold, cooldown, maxCorrections, maxQuestionChars, cancelOnDisconnect, defaultBudgets,
+        maxBudgets);
+  }
+
+  public AgentSettings withCancelOnDisconnect(boolean cancel) {
+    return new AgentSettings(baseUrl, apiKey, model, temperature, connectTimeout, requestTimeout, maxAttempts,
+        retryBase, retryMax, breakerThreshold, breakerCooldown, maxCorrections, maxQuestionChars, cancel,
+        defaultBudgets, maxBudgets);
+  }
+
+  /** Thrown at start-up for a setting that is out of bounds or malformed. */
+  public static final class InvalidSetting extends RuntimeException {
+    InvalidSetting(String message) {
+      super(message);
+    }
+  }
+
+  private record Env(Map<String, String> env) {
+    String string(String name, String dflt) {
+      String v = env.get(name);
+      return v == null || v.isBlank() ? dflt : v.trim();
+    }
+
+    int integer(String name, int dflt, int min, int max) {
+      String v = env.get(name);
+      if (v == null || v.isBlank()) {
+        return dflt;
+      }
+      try {
+        int n = Integer.parseInt(v.trim());
+        if (n < min || n > max) {
+          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
+        }
+        return n;
+      } catch (NumberFormatException e) {
+        throw new InvalidSetting(name + "=" + v + " is not an integer");
+      }
+    }
+
+    double decimal(String name, double dflt, double min, double max) {
+      String v = env.get(name);
+      if (v == null || v.isBlank()) {
+        return dflt;
+      }
+      try {
+        double d = Double.parseDouble(v.trim());
+        if (!(d >= min && d <= max)) {
+          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
+        }
+        return d;
+      } catch (NumberFormatException e) {
+        throw new InvalidSetting(name + "=" + v + " is not a number");
+      }
+    }
+
+    String oneOf(String name, String dflt, String... allowed) {
+      String v = string(name, dflt);
+      for (String a : allowed) {
+        if (a.equals(v)) {
+          return v;
+        }
+      }
+      throw new InvalidSetting(name + "=" + v + " must be one of " + String.join(", ", allowed));
+    }
+  }
+}

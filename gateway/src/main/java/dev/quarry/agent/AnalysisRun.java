@@ -1,0 +1,432 @@
+package dev.quarry.agent;
+
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionMessage;
+import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
+import com.openai.models.chat.completions.ChatCompletionMessageParam;
+import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
+import com.openai.models.chat.completions.ChatCompletionSystemMessageParam;
+import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
+import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
+import dev.quarry.proto.sandbox.v1.CallbackKind;
+import dev.quarry.proto.sandbox.v1.OutputChannel;
+import dev.quarry.sandbox.CellListener;
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxSession;
+import io.vertx.core.Future;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The loop of one analysis, as straight-line code on a virtual thread of its own: ask the model,
+ * run the code it sends in the analysis' sandbox, give it the results, until it answers with
+ * {@code {"answer", "program"}}, fails, runs out of a budget or is cancelled. Everything it does is
+ * emitted as events (stored as they happen); the sandbox is closed on every path.
+ */
+final class AnalysisRun implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(AnalysisRun.class);
+
+  static final String NO_EXECUTION_CORRECTION = "You have not run any code yet. Call execute_code to look"
+      + " at the documents before answering; an answer must rest on code you ran.";
+  static final String MALFORMED_CORRECTION = "Your final message could not be used: %s. Reply with only"
+      + " a JSON object {\"answer\": \"...\", \"program\": \"...\"} and nothing around it.";
+
+  private final AnalysisService.Deps deps;
+  private final LiveAnalysis live;
+  private final AnalysisRequest request;
+  private final Budgets budgets;
+  private final Citations citations = new Citations();
+  private final AtomicLong promptTokens = new AtomicLong();
+  private final AtomicLong completionTokens = new AtomicLong();
+  private final AtomicReference<SandboxSession> session = new AtomicReference<>();
+  private final List<ChatCompletionMessageParam> messages = new ArrayList<>();
+  /** Step and usage writes, all awaited before the end is recorded. */
+  private final List<Future<Void>> writes = new ArrayList<>();
+  private BudgetedCallbacks callbacks;
+  private Instant deadline;
+  private int turns;
+  private int executions;
+  private int corrections;
+
+  AnalysisRun(AnalysisService.Deps deps, LiveAnalysis live, AnalysisRequest request) {
+    this.deps = deps;
+    this.live = live;
+    this.request = request;
+    this.budgets = request.budgets();
+  }
+
+  /** How the loop ended. */
+  private record End(String status, String errorType, String message, FinalAnswer answer) {
+    static End failed(String type, String message) {
+      return new End("failed", type, message, null);
+    }
+
+    static End budget(String budget, String message) {
+      return new End("budget_exhausted", "BudgetExceeded", budget + ": " + message, null);
+    }
+  }
+
+  /** Ends the loop from anywhere inside it. */
+  private static final class Stop extends RuntimeException {
+    final End end;
+
+    Stop(End end) {
+      super(end.message(), null, false, false);
+      this.end = end;
+    }
+  }
+
+  @Override
+  public void run() {
+    Instant started = deps.clock().instant();
+    deadline = started.plusMillis(budgets.wallTimeMs());
+    End end;
+    try {
+      live.emit(AnalysisEvent.STARTED, new JsonObject()
+          .put("analysis_id", live.id().toString())
+          .put("question", request.question())
+          .put("document_ids", ids(request.scope().documentIds()))
+          .put("model", deps.model().model())
+          .put("budgets", budgets.toJson()));
+      end = loop();
+    } catch (Stop s) {
+      end = s.end;
+    } catch (RuntimeException e) {
+      if (live.cancelled()) {
+        end = new End("cancelled", "Cancelled", "the analysis was cancelled", null);
+      } else {
+        log.error("analysis {} failed unexpectedly", live.id(), e);
+        end = End.failed("Internal", "the analysis failed inside the gateway; its log has the details");
+      }
+    } finally {
+      SandboxSession s = session.getAndSet(null);
+      if (s != null) {
+        try {
+          s.close().await();
+        } catch (RuntimeException e) {
+          log.warn("analysis {}: closing sandbox {} failed: {}", live.id(), s.id(), e.toString());
+        }
+      }
+    }
+    finish(end);
+  }
+
+  private End loop() {
+    live.onCancel(() -> {
+      SandboxSession s = session.get();
+      if (s != null) {
+        s.cancel();
+      }
+    });
+    openSandbox();
+    messages.add(ChatCompletionMessageParam.ofSystem(
+        ChatCompletionSystemMessageParam.builder().content(SystemPrompt.TEXT).build()));
+    messages.add(user(firstUserMessage()));
+    while (true) {
+      checkBudgets();
+      ChatCompletion reply = askModel();
+      ChatCompletionMessage message = reply.choices().isEmpty() ? null : reply.choices().get(0).message();
+      if (message == null) {
+        throw new Stop(End.failed("ModelRejected", "the model endpoint returned no choices"));
+      }
+      messages.add(ChatCompletionMessageParam.ofAssistant(message.toParam()));
+      List<ChatCompletionMessageToolCall> calls = message.toolCalls().orElse(List.of());
+      emitTurn(reply, message, calls);
+      if (!calls.isEmpty()) {
+        for (ChatCompletionMessageToolCall call : calls) {
+          runToolCall(call);
+        }
+        continue;
+      }
+      String content = message.content().orElse("");
+      if (executions == 0) {
+        correct("NoExecution", NO_EXECUTION_CORRECTION, "the model answered without running any code");
+        continue;
+      }
+      try {
+        return new End("succeeded", null, null, FinalAnswer.parse(content));
+      } catch (IllegalArgumentException malformed) {
+        correct("MalformedAnswer", String.format(Locale.ROOT, MALFORMED_CORRECTION, malformed.getMessage()),
+            "the final message was not {\"answer\", \"program\"}: " + malformed.getMessage());
+      }
+    }
+  }
+
+  private void openSandbox() {
+    TenantCallbacks tenant = new TenantCallbacks(live.tenantId(), request.scope(), deps.search(), deps.documents(),
+        deps.model(), () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars());
+    callbacks = new BudgetedCallbacks(tenant, budgets, citations, this::addTokens);
+    try {
+      session.set(deps.sandboxes().open(live.tenantId(), request.scope(), callbacks).await());
+    } catch (RuntimeException e) {
+      if (live.cancelled()) {
+        throw e;
+      }
+      log.warn("analysis {}: no sandbox: {}", live.id(), e.toString());
+      throw new Stop(End.failed("SandboxUnavailable", "no sandbox could be started for this analysis: "
+          + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())));
+    }
+    if (live.cancelled()) {
+      throw new Stop(cancelledEnd());
+    }
+  }
+
+  private String firstUserMessage() {
+    StringBuilder text = new StringBuilder("Question: ").append(request.question());
+    if (!request.scope().isAll()) {
+      text.append("\n\nThis analysis is scoped to these documents only: ")
+          .append(String.join(", ", request.scope().documentIds().stream().map(UUID::toString).sorted().toList()))
+          .append('.');
+    }
+    if (!request.preload().isEmpty()) {
+      text.append("\n\nThe variable `documents` holds these preloaded documents: ")
+          .append(String.join(", ", request.preload().stream().map(UUID::toString).toList())).append('.');
+    }
+    return text.toString();
+  }
+
+  private void checkBudgets() {
+    if (live.cancelled()) {
+      throw new Stop(cancelledEnd());
+    }
+    if (turns >= budgets.modelTurns()) {
+      throw new Stop(End.budget("model_turns", "the analysis used all of its " + budgets.modelTurns() + " model turns"));
+    }
+    long tokens = promptTokens.get() + completionTokens.get();
+    if (tokens >= budgets.tokens()) {
+      throw new Stop(End.budget("tokens", "the analysis used " + tokens + " of its " + budgets.tokens() + " tokens"));
+    }
+    if (!deps.clock().instant().isBefore(deadline)) {
+      throw new Stop(End.budget("wall_time_ms", "the analysis ran out of its " + budgets.wallTimeMs() + " ms"));
+    }
+  }
+
+  private ChatCompletion askModel() {
+    try {
+      ChatCompletion reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
+      turns++;
+      Usage usage = ModelClient.usage(reply);
+      addTokens(usage);
+      return reply;
+    } catch (ModelFailure e) {
+      if (live.cancelled() || e.type().equals("Cancelled")) {
+        throw new Stop(cancelledEnd());
+      }
+      if (e.type().equals("OutOfTime")) {
+        throw new Stop(End.budget("wall_time_ms", e.getMessage()));
+      }
+      throw new Stop(End.failed(e.type(), e.getMessage()));
+    }
+  }
+
+  private void addTokens(Usage usage) {
+    promptTokens.addAndGet(usage.promptTokens());
+    completionTokens.addAndGet(usage.completionTokens());
+  }
+
+  private void emitTurn(ChatCompletion reply, ChatCompletionMessage message, List<ChatCompletionMessageToolCall> calls) {
+    JsonArray toolCalls = new JsonArray();
+    for (ChatCompletionMessageToolCall call : calls) {
+      call.function().ifPresent(f -> toolCalls.add(new JsonObject().put("id", f.id())
+          .put("name", f.function().name()).put("arguments", f.function().arguments())));
+    }
+    Usage usage = ModelClient.usage(reply);
+    live.emit(AnalysisEvent.MODEL_TURN, new JsonObject()
+        .put("turn", turns)
+        .put("content", message.content().orElse(null))
+        .put("tool_calls", toolCalls)
+        .put("usage", new JsonObject().put("prompt_tokens", usage.promptTokens())
+            .put("completion_tokens", usage.completionTokens())));
+    writes.add(deps.store().usage(live.tenantId(), live.id(), usageJson()));
+  }
+
+  private void runToolCall(ChatCompletionMessageToolCall call) {
+    if (!call.isFunction()) {
+      toolError(call.custom().map(c -> c.id()).orElse("unknown"), "ToolError",
+          "only the function tool execute_code(code) exists");
+      return;
+    }
+    ChatCompletionMessageFunctionToolCall function = call.asFunction();
+    String code;
+    try {
+      code = ExecuteCodeTool.code(function.function().name(), function.function().arguments());
+    } catch (IllegalArgumentException e) {
+      toolError(function.id(), "ToolError", e.getMessage());
+      return;
+    }
+    if (executions >= budgets.executions()) {
+      throw new Stop(End.budget("execute_code_calls", "the analysis used all of its " + budgets.executions()
+          + " execute_code calls"));
+    }
+    checkBudgets();
+    int step = ++executions;
+    live.emit(AnalysisEvent.CODE, new JsonObject().put("step", step).put("code", code));
+    OffsetDateTime startedAt = OffsetDateTime.now(deps.clock()).withOffsetSameInstant(ZoneOffset.UTC);
+    long left = Duration.between(deps.clock().instant(), deadline).toMillis();
+    CellOptions defaults = deps.cellDefaults();
+    CellOptions options = new CellOptions(Math.max(1, Math.min(defaults.wallTimeMs(), left)),
+        defaults.maxOutputChars(), request.preload().stream().map(UUID::toString).toList());
+    CellOutcome outcome;
+    try {
+      Future<CellOutcome> running = session.get().execute(code, options, listener(step));
+      // A cancel that came just before the cell started found nothing to stop: stop it now.
+      if (live.cancelled()) {
+        session.get().cancel();
+      }
+      outcome = running.await();
+    } catch (RuntimeException e) {
+      if (live.cancelled()) {
+        throw new Stop(cancelledEnd());
+      }
+      log.warn("analysis {}: step {} could not run: {}", live.id(), step, e.toString());
+      throw new Stop(End.failed("SandboxUnavailable", "the sandbox could not run the code: " + e.getMessage()));
+    }
+    JsonObject result = outcome.toToolResult();
+    writes.add(deps.store().step(live.tenantId(), live.id(), step, code, result, startedAt, outcome.durationMs()));
+    live.emit(AnalysisEvent.CELL_RESULT, new JsonObject().put("step", step).put("result", result));
+    messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
+        .toolCallId(function.id()).content(result.encode()).build()));
+    if (live.cancelled()) {
+      throw new Stop(cancelledEnd());
+    }
+  }
+
+  /** A tool call that could not run: the model hears why, as a CONTRACT-shaped result. */
+  private void toolError(String callId, String type, String message) {
+    JsonObject result = new JsonObject().put("success", false).put("stdout", "").put("stderr", "")
+        .put("error", new JsonObject().put("type", type).put("message", message).put("traceback", ""))
+        .put("truncated", false).put("duration_ms", 0);
+    messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
+        .toolCallId(callId).content(result.encode()).build()));
+  }
+
+  private CellListener listener(int step) {
+    return new CellListener() {
+      @Override
+      public void output(OutputChannel channel, String text) {
+        live.emit(AnalysisEvent.OUTPUT, new JsonObject().put("step", step)
+            .put("channel", channel == OutputChannel.OUTPUT_CHANNEL_STDERR ? "stderr" : "stdout").put("text", text));
+      }
+
+      @Override
+      public void callback(CallbackKind kind, String argumentsJson) {
+        Object arguments;
+        try {
+          arguments = argumentsJson == null || argumentsJson.isBlank() ? new JsonObject() : new JsonObject(argumentsJson);
+        } catch (DecodeException | ClassCastException e) {
+          arguments = argumentsJson;
+        }
+        live.emit(AnalysisEvent.CALLBACK, new JsonObject().put("step", step).put("kind", kindName(kind))
+            .put("arguments", arguments));
+      }
+
+      @Override
+      public void fileRead(String path) {
+        citations.fileRead(path);
+      }
+    };
+  }
+
+  static String kindName(CallbackKind kind) {
+    return switch (kind) {
+      case CALLBACK_KIND_SEARCH -> "search";
+      case CALLBACK_KIND_LIST_DOCUMENTS -> "list_documents";
+      case CALLBACK_KIND_LLM -> "llm";
+      default -> "unknown";
+    };
+  }
+
+  private void correct(String errorType, String correction, String failure) {
+    if (corrections >= deps.settings().maxCorrections()) {
+      throw new Stop(End.failed(errorType, failure + " (after " + corrections + " correction turns)"));
+    }
+    corrections++;
+    messages.add(user(correction));
+  }
+
+  private static ChatCompletionMessageParam user(String text) {
+    return ChatCompletionMessageParam.ofUser(ChatCompletionUserMessageParam.builder().content(text).build());
+  }
+
+  private End cancelledEnd() {
+    return new End("cancelled", "Cancelled", "the analysis was cancelled", null);
+  }
+
+  private JsonObject usageJson() {
+    return new JsonObject()
+        .put("prompt_tokens", promptTokens.get())
+        .put("completion_tokens", completionTokens.get())
+        .put("total_tokens", promptTokens.get() + completionTokens.get())
+        .put("model_turns", turns)
+        .put("execute_code_calls", executions)
+        .put("search_calls", callbacks == null ? 0 : callbacks.searchCalls())
+        .put("llm_calls", callbacks == null ? 0 : callbacks.llmCalls())
+        .put("corrections", corrections);
+  }
+
+  /**
+   * Stores the outcome, then emits the one terminal event (whether or not storing worked, so that
+   * no stream is left hanging), then lets waiters have the stored analysis.
+   */
+  private void finish(End end) {
+    JsonArray cited = new JsonArray();
+    JsonObject usage = usageJson();
+    FinalAnswer answer = end.answer();
+    try {
+      Future.join(writes).otherwiseEmpty().await();
+      describeFileCitations();
+      cited = citations.toJson();
+      deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
+          end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
+          usage)).await();
+    } catch (RuntimeException e) {
+      log.error("analysis {}: could not record its end", live.id(), e);
+    }
+    try {
+      if (answer != null) {
+        live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status()).put("answer", answer.answer())
+            .put("program", answer.program()).put("citations", cited).put("usage", usage));
+      } else {
+        live.emit(AnalysisEvent.FAILED, new JsonObject().put("status", end.status())
+            .put("error", new JsonObject().put("type", end.errorType()).put("message", end.message()))
+            .put("usage", usage));
+      }
+      live.flushed().await();
+      live.complete(deps.store().get(live.tenantId(), live.id()).await().orElseThrow());
+    } catch (RuntimeException e) {
+      log.error("analysis {}: could not read back its record", live.id(), e);
+      live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status()));
+    } finally {
+      deps.finished(live);
+    }
+  }
+
+  private void describeFileCitations() {
+    List<UUID> untitled = List.copyOf(citations.untitled());
+    if (untitled.isEmpty()) {
+      return;
+    }
+    deps.store().describe(live.tenantId(), untitled).await()
+        .forEach(r -> citations.describe(r.getUUID("id"), r.getString("title"), r.getString("uri")));
+  }
+
+  private static JsonArray ids(java.util.Collection<UUID> ids) {
+    JsonArray out = new JsonArray();
+    ids.stream().map(UUID::toString).sorted().forEach(out::add);
+    return out;
+  }
+}

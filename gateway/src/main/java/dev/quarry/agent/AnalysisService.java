@@ -1,0 +1,208 @@
+package dev.quarry.agent;
+
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.Scope;
+import dev.quarry.search.SearchService;
+import dev.quarry.store.DocumentStore;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Starts analyses and finds them again: running ones in memory (so that their streams can be
+ * joined), finished ones in the store. Each analysis runs on a virtual thread of its own.
+ */
+public final class AnalysisService {
+
+  /** What every analysis run needs. */
+  record Deps(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
+      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit,
+      int maxQueryChars, Clock clock, AnalysisService service) {
+    void finished(LiveAnalysis live) {
+      service.running.remove(live.id());
+      Runnable end = service.work.remove(live.id());
+      if (end != null) {
+        end.run();
+      }
+    }
+  }
+
+  /**
+   * Registers running work with whoever drains the gateway: {@code begin} fails while draining,
+   * {@code cancel} is called when the grace period is over; the returned action ends the work.
+   */
+  @FunctionalInterface
+  public interface WorkTracker {
+    Runnable begin(Runnable cancel);
+  }
+
+  private final Map<UUID, Runnable> work = new ConcurrentHashMap<>();
+  private volatile WorkTracker tracker = cancel -> () -> {};
+
+  private final Map<UUID, LiveAnalysis> running = new ConcurrentHashMap<>();
+  private final Deps deps;
+
+  public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
+      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars) {
+    this.deps = new Deps(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit,
+        maxQueryChars, Clock.systemUTC(), this);
+  }
+
+  /** Analyses from now on register with this tracker (the gateway's drain). */
+  public AnalysisService trackWith(WorkTracker tracker) {
+    this.tracker = tracker;
+    return this;
+  }
+
+  public AgentSettings settings() {
+    return deps.settings();
+  }
+
+  public AnalysisStore store() {
+    return deps.store();
+  }
+
+  /**
+   * Records the analysis and starts it. Fails (before anything is recorded) when no model is
+   * configured, or when a scoped or preloaded document is not the tenant's.
+   */
+  public Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request) {
+    if (!deps.model().configured()) {
+      return Future.failedFuture(new AnalysisRefused(503, "model_not_configured", AgentSettings.HOW_TO_CONFIGURE));
+    }
+    List<UUID> named = new ArrayList<>(request.scope().documentIds());
+    request.preload().stream().filter(id -> !named.contains(id)).forEach(named::add);
+    UUID id = UUID.randomUUID();
+    LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock());
+    Runnable end;
+    try {
+      // Refused while the gateway drains, before anything is recorded.
+      end = tracker.begin(live::cancel);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    return deps.store().existing(tenantId, named)
+        .compose(found -> {
+          List<UUID> unknown = named.stream().filter(d -> !found.contains(d)).toList();
+          if (!unknown.isEmpty()) {
+            return Future.failedFuture(new AnalysisRefused(404, "unknown_documents",
+                "no documents with ids " + unknown + " for this tenant"));
+          }
+          List<UUID> outside = request.preload().stream().filter(d -> !request.scope().includes(d)).toList();
+          if (!outside.isEmpty()) {
+            return Future.failedFuture(new AnalysisRefused(400, "preload_outside_scope",
+                "preloaded documents " + outside + " are not in document_ids"));
+          }
+          return deps.store().insert(tenantId, id, request.question(),
+              List.copyOf(request.scope().documentIds()), request.preload(), request.budgets(), deps.model().model());
+        })
+        .onFailure(e -> end.run())
+        .map(v -> {
+          running.put(id, live);
+          work.put(id, end);
+          Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request));
+          return live;
+        });
+  }
+
+  /** A running analysis of the tenant, to listen to or cancel. */
+  public Optional<LiveAnalysis> running(UUID tenantId, UUID id) {
+    return Optional.ofNullable(running.get(id)).filter(a -> a.tenantId().equals(tenantId));
+  }
+
+  public int runningCount() {
+    return running.size();
+  }
+
+  public Future<Optional<JsonObject>> get(UUID tenantId, UUID id) {
+    return deps.store().get(tenantId, id);
+  }
+
+  public Future<List<JsonObject>> list(UUID tenantId, int limit) {
+    return deps.store().list(tenantId, limit);
+  }
+
+  /**
+   * Runs an analysis' stored program in a fresh sandbox with the analysis' scope. The first replay's
+   * output becomes the baseline; later replays say whether they match it. Also lists the documents
+   * created or changed since the analysis ran, and the scoped ones that are gone.
+   */
+  public Future<Optional<JsonObject>> replay(UUID tenantId, UUID id) {
+    return get(tenantId, id).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.succeededFuture(Optional.empty());
+      }
+      JsonObject analysis = found.get();
+      String program = analysis.getString("program");
+      if (program == null) {
+        return Future.failedFuture(new AnalysisRefused(409, "no_program",
+            "analysis " + id + " has no program to replay (its status is " + analysis.getString("status") + ")"));
+      }
+      List<UUID> scopeIds = analysis.getJsonArray("document_ids").stream().map(o -> UUID.fromString((String) o)).toList();
+      List<UUID> preload = analysis.getJsonArray("preload").stream().map(o -> UUID.fromString((String) o)).toList();
+      Scope scope = new Scope(Set.copyOf(scopeIds));
+      CompletableFuture<JsonObject> run = new CompletableFuture<>();
+      Thread.ofVirtual().name("replay-" + id).start(() -> {
+        try {
+          run.complete(new ProgramReplay(deps, tenantId, scope, preload).run(program));
+        } catch (RuntimeException e) {
+          run.completeExceptionally(e);
+        }
+      });
+      return Future.fromCompletionStage(run).compose(result -> {
+        String output = result.getString("stdout");
+        String baseline = analysis.getString("program_output");
+        Future<JsonObject> compared = baseline != null
+            ? Future.succeededFuture(result.copy().put("baseline", "compared").put("matches", baseline.equals(output)))
+            : deps.store().programOutput(tenantId, id, output)
+                .map(recorded -> result.copy().put("baseline", "recorded").put("matches", (Object) null));
+        return compared.compose(r -> deps.store().changedSince(tenantId, AnalysisStore.createdAt(analysis), scopeIds)
+            .compose(changed -> deps.store().existing(tenantId, scopeIds).map(existing -> {
+              JsonArray missing = new JsonArray();
+              scopeIds.stream().filter(d -> !existing.contains(d)).forEach(d -> missing.add(d.toString()));
+              return Optional.of(new JsonObject().put("analysis_id", id.toString()).put("replay", r)
+                  .put("documents_changed", changed).put("documents_missing", missing));
+            })));
+      });
+    });
+  }
+
+  /** Cancels every running analysis (gateway shutdown); each still records its end. */
+  public Future<Void> close() {
+    List<Future<JsonObject>> ends = new ArrayList<>();
+    for (LiveAnalysis live : running.values()) {
+      live.cancel();
+      ends.add(live.finished());
+    }
+    return Future.join(ends).mapEmpty();
+  }
+
+  /** A request refused before the analysis started, with the HTTP status and code to show. */
+  public static final class AnalysisRefused extends RuntimeException {
+    private final int status;
+    private final String code;
+
+    public AnalysisRefused(int status, String code, String message) {
+      super(message, null, false, false);
+      this.status = status;
+      this.code = code;
+    }
+
+    public int status() {
+      return status;
+    }
+
+    public String code() {
+      return code;
+    }
+  }
+}

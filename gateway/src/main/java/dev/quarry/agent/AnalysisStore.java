@@ -1,0 +1,222 @@
+package dev.quarry.agent;
+
+import dev.quarry.store.Database;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Every statement about analyses, in one place. Each filters by {@code tenant_id}: a statement that
+ * forgot it would show one tenant's questions to another.
+ */
+public final class AnalysisStore {
+  static final String INSERT_ANALYSIS = "INSERT INTO analyses (id, tenant_id, question, scope, preload,"
+      + " budgets, model, status) VALUES ($1, $2, $3, $4, $5, $6, $7, 'running')";
+
+  static final String UPDATE_USAGE = "UPDATE analyses SET usage = $3 WHERE tenant_id = $1 AND id = $2";
+
+  static final String FINISH = "UPDATE analyses SET status = $3, error_type = $4, error_message = $5,"
+      + " answer = $6, program = $7, citations = $8, usage = $9, finished_at = now()"
+      + " WHERE tenant_id = $1 AND id = $2";
+
+  static final String INSERT_STEP = "INSERT INTO analysis_steps (tenant_id, analysis_id, ordinal, code,"
+      + " result, started_at, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+  static final String INSERT_EVENT = "INSERT INTO analysis_events (tenant_id, analysis_id, seq, type, body)"
+      + " VALUES ($1, $2, $3, $4, $5)";
+
+  private static final String COLUMNS = "id, question, scope, preload, budgets, model, status, error_type,"
+      + " error_message, answer, program, citations, usage, program_output, created_at, finished_at";
+
+  static final String GET_ANALYSIS = "SELECT " + COLUMNS + " FROM analyses WHERE tenant_id = $1 AND id = $2";
+
+  static final String LIST_ANALYSES = "SELECT " + COLUMNS + " FROM analyses WHERE tenant_id = $1"
+      + " ORDER BY created_at DESC, id LIMIT $2";
+
+  static final String LIST_STEPS = "SELECT ordinal, code, result, started_at, duration_ms FROM analysis_steps"
+      + " WHERE tenant_id = $1 AND analysis_id = $2 ORDER BY ordinal";
+
+  static final String LIST_EVENTS = "SELECT seq, type, body FROM analysis_events"
+      + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq";
+
+  static final String SET_PROGRAM_OUTPUT = "UPDATE analyses SET program_output = $3"
+      + " WHERE tenant_id = $1 AND id = $2 AND program_output IS NULL";
+
+  /** Documents of the tenant changed (or created) since a moment, optionally among some ids. */
+  static final String CHANGED_DOCUMENTS = "SELECT id, title, version, updated_at FROM documents"
+      + " WHERE tenant_id = $1 AND updated_at > $2 AND (cardinality($3::uuid[]) = 0 OR id = ANY($3))"
+      + " ORDER BY updated_at";
+
+  static final String EXISTING_DOCUMENTS = "SELECT id FROM documents WHERE tenant_id = $1 AND id = ANY($2)";
+
+  static final String DESCRIBE_DOCUMENTS = "SELECT id, title, uri FROM documents WHERE tenant_id = $1"
+      + " AND id = ANY($2)";
+
+  private final Pool pool;
+
+  public AnalysisStore(Pool pool) {
+    this.pool = pool;
+  }
+
+  Future<Void> insert(UUID tenantId, UUID id, String question, List<UUID> scope, List<UUID> preload,
+      Budgets budgets, String model) {
+    return run(tenantId, INSERT_ANALYSIS, Tuple.of(id, tenantId, question,
+            scope.toArray(UUID[]::new), preload.toArray(UUID[]::new), budgets.toJson(), model))
+        .mapEmpty();
+  }
+
+  Future<Void> usage(UUID tenantId, UUID id, JsonObject usage) {
+    return run(tenantId, UPDATE_USAGE, Tuple.of(tenantId, id, usage)).mapEmpty();
+  }
+
+  Future<Void> finish(UUID tenantId, UUID id, Outcome outcome) {
+    return run(tenantId, FINISH, Tuple.tuple().addValue(tenantId).addValue(id)
+            .addValue(outcome.status()).addValue(outcome.errorType()).addValue(outcome.errorMessage())
+            .addValue(outcome.answer()).addValue(outcome.program()).addValue(outcome.citations())
+            .addValue(outcome.usage()))
+        .mapEmpty();
+  }
+
+  /** How an analysis ended, as stored. */
+  record Outcome(String status, String errorType, String errorMessage, String answer, String program,
+      JsonArray citations, JsonObject usage) {}
+
+  Future<Void> step(UUID tenantId, UUID analysisId, int ordinal, String code, JsonObject result,
+      OffsetDateTime startedAt, long durationMs) {
+    return run(tenantId, INSERT_STEP, Tuple.of(tenantId, analysisId, ordinal, code, result,
+        startedAt, durationMs)).mapEmpty();
+  }
+
+  Future<Void> event(UUID tenantId, UUID analysisId, AnalysisEvent event) {
+    return run(tenantId, INSERT_EVENT, Tuple.of(tenantId, analysisId, event.seq(), event.type(),
+        event.json())).mapEmpty();
+  }
+
+  /** The analysis with its steps, as the API shows it. */
+  public Future<Optional<JsonObject>> get(UUID tenantId, UUID id) {
+    return run(tenantId, GET_ANALYSIS, Tuple.of(tenantId, id)).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.succeededFuture(Optional.empty());
+      }
+      JsonObject analysis = toJson(rows.iterator().next());
+      return run(tenantId, LIST_STEPS, Tuple.of(tenantId, id)).map(steps -> {
+        JsonArray out = new JsonArray();
+        steps.forEach(s -> out.add(new JsonObject()
+            .put("step", s.getInteger("ordinal"))
+            .put("code", s.getString("code"))
+            .put("result", s.getJsonObject("result"))
+            .put("started_at", s.getOffsetDateTime("started_at").toInstant().toString())
+            .put("duration_ms", s.getLong("duration_ms"))));
+        return Optional.of(analysis.put("steps", out));
+      });
+    });
+  }
+
+  /** The tenant's latest analyses, without their steps. */
+  public Future<List<JsonObject>> list(UUID tenantId, int limit) {
+    return run(tenantId, LIST_ANALYSES, Tuple.of(tenantId, limit)).map(rows -> {
+      List<JsonObject> out = new ArrayList<>();
+      rows.forEach(r -> out.add(toJson(r)));
+      return out;
+    });
+  }
+
+  public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq) {
+    return run(tenantId, LIST_EVENTS, Tuple.of(tenantId, id, afterSeq)).map(rows -> {
+      List<AnalysisEvent> out = new ArrayList<>();
+      rows.forEach(r -> out.add(new AnalysisEvent(r.getLong("seq"), r.getString("type"), r.getString("body"))));
+      return out;
+    });
+  }
+
+  /** Records the program's output as the baseline of later replays; false when one was there already. */
+  Future<Boolean> programOutput(UUID tenantId, UUID id, String output) {
+    return run(tenantId, SET_PROGRAM_OUTPUT, Tuple.of(tenantId, id, output))
+        .map(r -> r.rowCount() > 0);
+  }
+
+  /** Documents (among {@code ids}, or all the tenant's when empty) created or changed after {@code since}. */
+  Future<JsonArray> changedSince(UUID tenantId, OffsetDateTime since, List<UUID> ids) {
+    return run(tenantId, CHANGED_DOCUMENTS, Tuple.of(tenantId, since, ids.toArray(UUID[]::new)))
+        .map(rows -> {
+          JsonArray out = new JsonArray();
+          rows.forEach(r -> out.add(new JsonObject().put("document_id", r.getUUID("id").toString())
+              .put("title", r.getString("title")).put("version", r.getInteger("version"))
+              .put("updated_at", r.getOffsetDateTime("updated_at").toInstant().toString())));
+          return out;
+        });
+  }
+
+  /** Which of these ids are (still) documents of the tenant. */
+  Future<List<UUID>> existing(UUID tenantId, List<UUID> ids) {
+    return run(tenantId, EXISTING_DOCUMENTS, Tuple.of(tenantId, (Object) ids.toArray(UUID[]::new)))
+        .map(rows -> {
+          List<UUID> out = new ArrayList<>();
+          rows.forEach(r -> out.add(r.getUUID("id")));
+          return out;
+        });
+  }
+
+  /** Title and uri of documents, for citations of files the code read. */
+  Future<List<Row>> describe(UUID tenantId, List<UUID> ids) {
+    return run(tenantId, DESCRIBE_DOCUMENTS, Tuple.of(tenantId, (Object) ids.toArray(UUID[]::new)))
+        .map(rows -> {
+          List<Row> out = new ArrayList<>();
+          rows.forEach(out::add);
+          return out;
+        });
+  }
+
+  private static JsonObject toJson(Row r) {
+    JsonObject error = r.getString("error_type") == null ? null
+        : new JsonObject().put("type", r.getString("error_type")).put("message", r.getString("error_message"));
+    OffsetDateTime finished = r.getOffsetDateTime("finished_at");
+    return new JsonObject()
+        .put("id", r.getUUID("id").toString())
+        .put("question", r.getString("question"))
+        .put("document_ids", uuids(r.getArrayOfUUIDs("scope")))
+        .put("preload", uuids(r.getArrayOfUUIDs("preload")))
+        .put("budgets", r.getJsonObject("budgets"))
+        .put("model", r.getString("model"))
+        .put("status", r.getString("status"))
+        .put("error", error)
+        .put("answer", r.getString("answer"))
+        .put("program", r.getString("program"))
+        .put("program_output", r.getString("program_output"))
+        .put("citations", r.getJsonArray("citations"))
+        .put("usage", r.getJsonObject("usage"))
+        .put("created_at", r.getOffsetDateTime("created_at").toInstant().toString())
+        .put("finished_at", finished == null ? null : finished.toInstant().toString());
+  }
+
+  static OffsetDateTime createdAt(JsonObject analysis) {
+    return OffsetDateTime.parse(analysis.getString("created_at")).withOffsetSameInstant(ZoneOffset.UTC);
+  }
+
+  private static JsonArray uuids(UUID[] ids) {
+    JsonArray out = new JsonArray();
+    if (ids != null) {
+      for (UUID id : ids) {
+        out.add(id.toString());
+      }
+    }
+    return out;
+  }
+  /**
+   * One statement in its own transaction with the tenant set: row-level security holds every
+   * statement to that tenant, over and above the tenant_id each one filters by.
+   */
+  private Future<RowSet<Row>> run(UUID tenantId, String sql, Tuple args) {
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(sql).execute(args));
+  }
+}

@@ -1,0 +1,93 @@
+package dev.quarry.agent;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * What the analysis' code actually looked at: the documents of the search hits returned to it and
+ * the document files it opened, in the order first seen. Thread-safe: search results arrive on
+ * event loops, file reads on the sandbox's stream.
+ */
+final class Citations {
+  private static final Pattern DOCUMENT_PATH = Pattern.compile(
+      "^/documents/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(/.*)?$");
+
+  /** One cited document; title and uri are null until known. */
+  static final class Entry {
+    final UUID documentId;
+    String title;
+    String uri;
+    final Set<Integer> pages = new TreeSet<>();
+    final Set<String> via = new TreeSet<>();
+    final Set<String> chunks = new TreeSet<>();
+
+    Entry(UUID documentId) {
+      this.documentId = documentId;
+    }
+  }
+
+  private final Map<UUID, Entry> entries = new LinkedHashMap<>();
+
+  synchronized void searchHits(JsonArray hits) {
+    for (Object o : hits) {
+      if (!(o instanceof JsonObject hit)) {
+        continue;
+      }
+      Entry e = entries.computeIfAbsent(UUID.fromString(hit.getString("document_id")), Entry::new);
+      e.title = hit.getString("document_title");
+      e.uri = hit.getString("document_uri");
+      e.via.add("search");
+      if (hit.getString("chunk_id") != null) {
+        e.chunks.add(hit.getString("chunk_id"));
+      }
+      JsonArray pages = hit.getJsonArray("page_numbers");
+      if (pages != null) {
+        pages.forEach(p -> e.pages.add(((Number) p).intValue()));
+      }
+    }
+  }
+
+  /** A path the code opened; anything that is not a document's file is ignored. */
+  synchronized void fileRead(String path) {
+    Matcher m = DOCUMENT_PATH.matcher(path == null ? "" : path);
+    if (m.matches()) {
+      entries.computeIfAbsent(UUID.fromString(m.group(1)), Entry::new).via.add("file");
+    }
+  }
+
+  /** Documents seen only through files, whose title and uri still need looking up. */
+  synchronized Set<UUID> untitled() {
+    Set<UUID> out = new TreeSet<>();
+    entries.values().stream().filter(e -> e.title == null).forEach(e -> out.add(e.documentId));
+    return out;
+  }
+
+  synchronized void describe(UUID documentId, String title, String uri) {
+    Entry e = entries.get(documentId);
+    if (e != null) {
+      e.title = title;
+      e.uri = uri;
+    }
+  }
+
+  synchronized JsonArray toJson() {
+    JsonArray out = new JsonArray();
+    for (Entry e : entries.values()) {
+      out.add(new JsonObject()
+          .put("document_id", e.documentId.toString())
+          .put("title", e.title)
+          .put("uri", e.uri)
+          .put("pages", new JsonArray(java.util.List.copyOf(e.pages)))
+          .put("chunk_ids", new JsonArray(java.util.List.copyOf(e.chunks)))
+          .put("via", new JsonArray(java.util.List.copyOf(e.via))));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,267 @@
+package dev.quarry.agent;
+
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.core.RequestOptions;
+import com.openai.core.Timeout;
+import com.openai.core.http.Headers;
+import com.openai.errors.OpenAIException;
+import com.openai.errors.OpenAIIoException;
+import com.openai.errors.OpenAIServiceException;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionFunctionTool;
+import com.openai.models.chat.completions.ChatCompletionMessageParam;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The model, through the official openai-java client, against any OpenAI-compatible endpoint.
+ * Every method blocks: call it from a virtual thread or a worker, never from an event loop.
+ *
+ * <p>The client's own retries are off: this class retries 429 and 5xx (and connection failures)
+ * itself, with capped exponential back-off and jitter, honouring Retry-After, and never past the
+ * caller's deadline; {@code insufficient_quota} and other 4xx fail at once. A circuit breaker shared
+ * by all analyses stops calls to an endpoint that keeps failing.
+ */
+public final class ModelClient implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ModelClient.class);
+
+  private final AgentSettings settings;
+  private final OpenAIClient client;
+  private final CircuitBreaker breaker;
+  private final Clock clock;
+
+  public ModelClient(AgentSettings settings) {
+    this(settings, Clock.systemUTC());
+  }
+
+  ModelClient(AgentSettings settings, Clock clock) {
+    this.settings = settings;
+    this.clock = clock;
+    this.breaker = new CircuitBreaker(settings.breakerThreshold(), settings.breakerCooldown(), clock);
+    this.client = settings.modelConfigured()
+        ? OpenAIOkHttpClient.builder()
+            .baseUrl(settings.baseUrl())
+            // Local servers (vLLM, Ollama, llama.cpp) take any key; the client insists on one.
+            .apiKey(settings.apiKey().isBlank() ? "unused" : settings.apiKey())
+            .maxRetries(0)
+            .timeout(Timeout.builder().connect(settings.connectTimeout()).request(settings.requestTimeout()).build())
+            .build()
+        : null;
+  }
+
+  public boolean configured() {
+    return client != null;
+  }
+
+  public String model() {
+    return settings.model();
+  }
+
+  /** One reply of the model to a conversation, with the tools it may call. */
+  public ChatCompletion chat(List<ChatCompletionMessageParam> messages, List<ChatCompletionFunctionTool> tools,
+      Instant deadline) {
+    ChatCompletionCreateParams.Builder params = ChatCompletionCreateParams.builder()
+        .model(settings.model())
+        .temperature(settings.temperature())
+        .messages(messages);
+    tools.forEach(params::addTool);
+    ChatCompletionCreateParams built = params.build();
+    return call(options -> client.chat().completions().create(built, options), deadline);
+  }
+
+  /** A plain completion of one prompt (the sandbox's {@code llm()}). */
+  public Completion complete(String prompt, Instant deadline) {
+    ChatCompletionCreateParams params = ChatCompletionCreateParams.builder()
+        .model(settings.model())
+        .temperature(settings.temperature())
+        .addUserMessage(prompt)
+        .build();
+    ChatCompletion reply = call(options -> client.chat().completions().create(params, options), deadline);
+    String text = reply.choices().isEmpty() ? "" : reply.choices().get(0).message().content().orElse("");
+    return new Completion(text, usage(reply));
+  }
+
+  public record Completion(String text, Usage usage) {}
+
+  /**
+   * {@link #complete} on a virtual thread of its own, within one request timeout: for callers on an
+   * event loop.
+   */
+  public Future<String> completeLater(String prompt) {
+    Promise<String> promise = Promise.promise();
+    Thread.ofVirtual().name("llm").start(() -> {
+      try {
+        promise.complete(complete(prompt, clock.instant().plus(settings.requestTimeout())).text());
+      } catch (RuntimeException e) {
+        promise.fail(e);
+      }
+    });
+    return promise.future();
+  }
+
+  static Usage usage(ChatCompletion reply) {
+    return reply.usage().map(u -> new Usage(u.promptTokens(), u.completionTokens())).orElse(Usage.NONE);
+  }
+
+  private <T> T call(Function<RequestOptions, T> request, Instant deadline) {
+    if (client == null) {
+      throw new ModelFailure("ModelUnavailable", AgentSettings.HOW_TO_CONFIGURE);
+    }
+    for (int attempt = 1; ; attempt++) {
+      Duration left = Duration.between(clock.instant(), deadline);
+      if (left.isNegative() || left.isZero()) {
+        throw new ModelFailure("OutOfTime", "the analysis' time budget ran out while waiting for the model");
+      }
+      breaker.acquire();
+      Duration timeout = left.compareTo(settings.requestTimeout()) < 0 ? left : settings.requestTimeout();
+      RetryableFailure failure;
+      try {
+        T result = request.apply(RequestOptions.builder()
+            .timeout(Timeout.builder().connect(settings.connectTimeout()).request(timeout).build()).build());
+        breaker.succeeded();
+        return result;
+      } catch (OpenAIServiceException e) {
+        failure = classify(e);
+      } catch (OpenAIIoException e) {
+        breaker.failed();
+        failure = new RetryableFailure("ModelUnavailable",
+            "the model endpoint could not be reached: " + rootMessage(e), Optional.empty());
+      } catch (OpenAIException e) {
+        breaker.released();
+        throw new ModelFailure("ModelRejected", "the model endpoint's reply could not be read: " + rootMessage(e));
+      } catch (RuntimeException e) {
+        breaker.released();
+        throw e;
+      }
+      if (attempt >= settings.maxAttempts()) {
+        throw new ModelFailure(failure.type(), failure.message() + " (gave up after " + attempt + " attempts)");
+      }
+      Duration delay = failure.retryAfter().orElse(jittered(backoff(attempt)));
+      if (clock.instant().plus(delay).isAfter(deadline)) {
+        throw new ModelFailure(failure.type(), failure.message() + " (the next attempt, in "
+            + delay.toMillis() + " ms, would be past the analysis' time budget)");
+      }
+      log.info("model call failed ({}), attempt {} of {}; retrying in {} ms", failure.message(), attempt,
+          settings.maxAttempts(), delay.toMillis());
+      try {
+        Thread.sleep(delay);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ModelFailure("Cancelled", "the analysis was cancelled while waiting to retry the model");
+      }
+    }
+  }
+
+  private record RetryableFailure(String type, String message, Optional<Duration> retryAfter) {}
+
+  /** Throws for what is not worth retrying; counts server failures against the breaker. */
+  private RetryableFailure classify(OpenAIServiceException e) {
+    int status = e.statusCode();
+    String detail = "HTTP " + status + errorDetail(e);
+    if (status == 429) {
+      if (isQuota(e)) {
+        breaker.released();
+        throw new ModelFailure("QuotaExceeded", "the model endpoint says the account is out of quota ("
+            + detail + "); add credit or use another key");
+      }
+      // A rate limit means the endpoint is alive: it does not count towards the breaker.
+      breaker.released();
+      return new RetryableFailure("RateLimited", "the model endpoint is rate limiting (" + detail + ")",
+          retryAfter(e.headers()));
+    }
+    if (status >= 500 || status == 408) {
+      breaker.failed();
+      return new RetryableFailure("ModelUnavailable", "the model endpoint failed (" + detail + ")",
+          retryAfter(e.headers()));
+    }
+    breaker.released();
+    throw new ModelFailure("ModelRejected", "the model endpoint refused the request (" + detail + ")");
+  }
+
+  private static boolean isQuota(OpenAIServiceException e) {
+    return e.code().filter("insufficient_quota"::equals).isPresent()
+        || e.type().filter("insufficient_quota"::equals).isPresent()
+        || String.valueOf(e.body()).contains("insufficient_quota");
+  }
+
+  private static String errorDetail(OpenAIServiceException e) {
+    String message = e.getMessage() == null ? "" : e.getMessage();
+    return message.isBlank() ? "" : ": " + (message.length() > 300 ? message.substring(0, 300) + "…" : message);
+  }
+
+  /** Retry-After as OpenAI sends it: {@code retry-after-ms}, or {@code retry-after} in seconds or as a date. */
+  Optional<Duration> retryAfter(Headers headers) {
+    List<String> ms = headers.values("retry-after-ms");
+    if (!ms.isEmpty()) {
+      try {
+        return Optional.of(Duration.ofMillis(Math.max(0, (long) Double.parseDouble(ms.get(0).trim()))));
+      } catch (NumberFormatException ignored) {
+        // fall through to retry-after
+      }
+    }
+    List<String> values = headers.values("retry-after");
+    if (values.isEmpty()) {
+      return Optional.empty();
+    }
+    String v = values.get(0).trim();
+    try {
+      return Optional.of(Duration.ofMillis(Math.max(0, (long) (Double.parseDouble(v) * 1000))));
+    } catch (NumberFormatException notSeconds) {
+      try {
+        ZonedDateTime at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME.withLocale(Locale.ROOT));
+        Duration d = Duration.between(clock.instant(), at.toInstant());
+        return Optional.of(d.isNegative() ? Duration.ZERO : d);
+      } catch (RuntimeException notADate) {
+        return Optional.empty();
+      }
+    }
+  }
+
+  /** base x 2^(attempt-1), capped. */
+  Duration backoff(int attempt) {
+    long base = settings.retryBase().toMillis();
+    long cap = settings.retryMax().toMillis();
+    long exp = attempt >= 30 ? cap : Math.min(cap, base << (attempt - 1));
+    return Duration.ofMillis(exp);
+  }
+
+  /** Half fixed, half random, so that analyses failing together do not retry together. */
+  private static Duration jittered(Duration d) {
+    long ms = d.toMillis();
+    return Duration.ofMillis(ms / 2 + ThreadLocalRandom.current().nextLong(ms / 2 + 1));
+  }
+
+  private static String rootMessage(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String m = root.getMessage();
+    return root.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+  }
+
+  CircuitBreaker.State breakerState() {
+    return breaker.state();
+  }
+
+  @Override
+  public void close() {
+    if (client != null) {
+      client.close();
+    }
+  }
+}

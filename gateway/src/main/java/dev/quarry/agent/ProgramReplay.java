@@ -1,0 +1,50 @@
+package dev.quarry.agent;
+
+import dev.quarry.sandbox.CellListener;
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxSession;
+import dev.quarry.sandbox.Scope;
+import io.vertx.core.json.JsonObject;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/** One run of a stored program in a sandbox of its own, closed afterwards whatever happens. Blocking. */
+final class ProgramReplay {
+  private final AnalysisService.Deps deps;
+  private final UUID tenantId;
+  private final Scope scope;
+  private final List<UUID> preload;
+
+  ProgramReplay(AnalysisService.Deps deps, UUID tenantId, Scope scope, List<UUID> preload) {
+    this.deps = deps;
+    this.tenantId = tenantId;
+    this.scope = scope;
+    this.preload = preload;
+  }
+
+  /** The program's tool result (CONTRACT shape). */
+  JsonObject run(String program) {
+    Budgets budgets = deps.settings().defaultBudgets();
+    Instant deadline = deps.clock().instant().plusMillis(budgets.wallTimeMs());
+    TenantCallbacks tenant = new TenantCallbacks(tenantId, scope, deps.search(), deps.documents(), deps.model(),
+        () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars());
+    BudgetedCallbacks callbacks = new BudgetedCallbacks(tenant, budgets, new Citations(), usage -> {});
+    SandboxSession session;
+    try {
+      session = deps.sandboxes().open(tenantId, scope, callbacks).await();
+    } catch (RuntimeException e) {
+      throw new AnalysisService.AnalysisRefused(503, "sandbox_unavailable",
+          "no sandbox could be started to replay the program: " + e.getMessage());
+    }
+    try {
+      CellOptions defaults = deps.cellDefaults();
+      CellOutcome outcome = session.execute(program, new CellOptions(defaults.wallTimeMs(), defaults.maxOutputChars(),
+          preload.stream().map(UUID::toString).toList()), CellListener.NONE).await();
+      return outcome.toToolResult();
+    } finally {
+      session.close().await();
+    }
+  }
+}

@@ -1,0 +1,13 @@
+package dev.quarry.agent;
+
+import dev.quarry.sandbox.Callbacks;
+import dev.quarry.sandbox.SandboxSession;
+import dev.quarry.sandbox.Scope;
+import io.vertx.core.Future;
+import java.util.UUID;
+
+/** Opens an analysis' sandbox: {@code SandboxService::open} in the gateway. */
+@FunctionalInterface
+public interface SandboxOpener {
+  Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks);
+}

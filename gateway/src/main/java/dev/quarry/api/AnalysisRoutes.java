@@ -1,0 +1,250 @@
+package dev.quarry.api;
+
+import dev.quarry.agent.AnalysisRequest;
+import dev.quarry.agent.AnalysisService;
+import dev.quarry.agent.Budgets;
+import dev.quarry.agent.LiveAnalysis;
+import dev.quarry.sandbox.Scope;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The analyses API: ask a question (streamed as Server-Sent Events or answered as JSON), fetch and
+ * list analyses, replay an analysis' events or its program.
+ */
+final class AnalysisRoutes {
+  private static final long JSON_BODY_LIMIT = 1024 * 1024;
+  private static final int LIST_DEFAULT = 50;
+  private static final int LIST_MAX = 500;
+  private static final String EVENT_STREAM = "text/event-stream";
+
+  private final AnalysisService analyses;
+
+  AnalysisRoutes(AnalysisService analyses) {
+    this.analyses = analyses;
+  }
+
+  void mount(Router router) {
+    router.post("/v1/analyses").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::create);
+    router.get("/v1/analyses").handler(this::list);
+    router.get("/v1/analyses/:id").handler(this::get);
+    router.get("/v1/analyses/:id/events").handler(this::events);
+    router.post("/v1/analyses/:id/replay").handler(this::replay);
+  }
+
+  private void create(RoutingContext ctx) {
+    JsonObject body = Requests.jsonObject(ctx.body().buffer());
+    AnalysisRequest request = request(body);
+    boolean stream = wantsStream(ctx, body);
+    analyses.start(ApiRoutes.tenant(ctx), request)
+        .onSuccess(live -> {
+          if (stream) {
+            stream(ctx, live, true);
+          } else {
+            live.finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
+          }
+        })
+        .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  private static boolean wantsStream(RoutingContext ctx, JsonObject body) {
+    Object stream = body.getValue("stream");
+    if (stream != null && !(stream instanceof Boolean)) {
+      throw ApiError.badRequest("invalid_stream", "field 'stream' must be true or false");
+    }
+    if (stream != null) {
+      return (Boolean) stream;
+    }
+    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
+    return accept != null && accept.contains(EVENT_STREAM);
+  }
+
+  private AnalysisRequest request(JsonObject body) {
+    for (String field : body.fieldNames()) {
+      if (!Set.of("question", "document_ids", "preload", "budgets", "stream").contains(field)) {
+        throw ApiError.badRequest("unknown_field", "field '" + field
+            + "' is not part of an analysis request (question, document_ids, preload, budgets, stream)");
+      }
+    }
+    Object rawQuestion = body.getValue("question");
+    if (!(rawQuestion instanceof String question) || question.isBlank()) {
+      throw ApiError.badRequest("invalid_question", rawQuestion == null
+          ? "field 'question' is required" : "field 'question' must be a non-empty string");
+    }
+    int maxChars = analyses.settings().maxQuestionChars();
+    if (question.length() > maxChars) {
+      throw ApiError.badRequest("invalid_question", "field 'question' has " + question.length()
+          + " characters; the limit is " + maxChars);
+    }
+    List<UUID> scope = uuids(body.getValue("document_ids"), "document_ids");
+    List<UUID> preload;
+    Object rawPreload = body.getValue("preload");
+    if (rawPreload == null || Boolean.FALSE.equals(rawPreload)) {
+      preload = List.of();
+    } else if (Boolean.TRUE.equals(rawPreload)) {
+      if (scope.isEmpty()) {
+        throw ApiError.badRequest("invalid_preload", "'preload': true preloads the documents of 'document_ids',"
+            + " which is empty; list the documents to preload");
+      }
+      preload = scope;
+    } else {
+      preload = uuids(rawPreload, "preload");
+    }
+    Object rawBudgets = body.getValue("budgets");
+    if (rawBudgets != null && !(rawBudgets instanceof JsonObject)) {
+      throw ApiError.badRequest("invalid_budgets", "field 'budgets' must be an object such as {\"model_turns\": 10}");
+    }
+    Budgets budgets;
+    try {
+      budgets = analyses.settings().defaultBudgets().overriddenBy((JsonObject) rawBudgets,
+          analyses.settings().maxBudgets());
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest("invalid_budgets", e.getMessage());
+    }
+    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets);
+  }
+
+  private static List<UUID> uuids(Object raw, String field) {
+    if (raw == null) {
+      return List.of();
+    }
+    if (!(raw instanceof JsonArray array)) {
+      throw ApiError.badRequest("invalid_" + field, "field '" + field + "' must be a list of document ids");
+    }
+    Set<UUID> ids = new LinkedHashSet<>();
+    for (int i = 0; i < array.size(); i++) {
+      Object element = array.getValue(i);
+      try {
+        ids.add(Requests.documentId(element instanceof String s ? s : String.valueOf(element)));
+      } catch (ApiError e) {
+        throw ApiError.badRequest("invalid_" + field, "field '" + field + "[" + i + "]' = " + element + " is not a UUID");
+      }
+    }
+    return new ArrayList<>(ids);
+  }
+
+  /**
+   * Sends the analysis' events as they happen, from the first, and ends after the terminal one. A
+   * client that goes away stops listening, and cancels the analysis when so configured.
+   */
+  private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner) {
+    HttpServerResponse response = ctx.response();
+    response.setStatusCode(200).setChunked(true)
+        .putHeader(HttpHeaders.CONTENT_TYPE, EVENT_STREAM + "; charset=utf-8")
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache")
+        .putHeader("X-Analysis-Id", live.id().toString());
+    AtomicBoolean ended = new AtomicBoolean();
+    Runnable[] stop = new Runnable[1];
+    response.closeHandler(v -> {
+      if (ended.compareAndSet(false, true)) {
+        if (stop[0] != null) {
+          stop[0].run();
+        }
+        if (owner && analyses.settings().cancelOnDisconnect()) {
+          live.cancel();
+        }
+      }
+    });
+    stop[0] = live.listen(0, event -> {
+      if (ended.get()) {
+        return;
+      }
+      response.write(event.sse());
+      if (event.terminal() && ended.compareAndSet(false, true)) {
+        response.end();
+      }
+    });
+    if (ended.get()) {
+      stop[0].run();
+    }
+  }
+
+  private void list(RoutingContext ctx) {
+    int limit = LIST_DEFAULT;
+    String raw = ctx.request().getParam("limit");
+    if (raw != null) {
+      try {
+        limit = Integer.parseInt(raw);
+      } catch (NumberFormatException e) {
+        throw ApiError.badRequest("invalid_limit", "query parameter 'limit' must be an integer, got " + raw);
+      }
+      if (limit < 1 || limit > LIST_MAX) {
+        throw ApiError.badRequest("invalid_limit", "query parameter 'limit' must be between 1 and " + LIST_MAX);
+      }
+    }
+    analyses.list(ApiRoutes.tenant(ctx), limit)
+        .onSuccess(all -> ApiRoutes.replyJson(ctx, 200, new JsonObject().put("analyses", new JsonArray(all))))
+        .onFailure(ctx::fail);
+  }
+
+  private void get(RoutingContext ctx) {
+    UUID id = analysisId(ctx);
+    analyses.get(ApiRoutes.tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis))
+        .onFailure(ctx::fail);
+  }
+
+  private void events(RoutingContext ctx) {
+    UUID tenant = ApiRoutes.tenant(ctx);
+    UUID id = analysisId(ctx);
+    var running = analyses.running(tenant, id);
+    if (running.isPresent()) {
+      stream(ctx, running.get(), false);
+      return;
+    }
+    analyses.get(tenant, id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .compose(analysis -> {
+          // It may have finished between the two looks: then the store has every event.
+          var stillRunning = analyses.running(tenant, id);
+          if (stillRunning.isPresent()) {
+            stream(ctx, stillRunning.get(), false);
+            return Future.succeededFuture();
+          }
+          return analyses.store().events(tenant, id, 0).onSuccess(events -> {
+            StringBuilder sse = new StringBuilder();
+            events.forEach(e -> sse.append(e.sse()));
+            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, EVENT_STREAM + "; charset=utf-8")
+                .putHeader("X-Analysis-Id", id.toString()).end(sse.toString());
+          }).mapEmpty();
+        })
+        .onFailure(ctx::fail);
+  }
+
+  private void replay(RoutingContext ctx) {
+    UUID id = analysisId(ctx);
+    analyses.replay(ApiRoutes.tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(result -> ApiRoutes.replyJson(ctx, 200, result))
+        .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  private static UUID analysisId(RoutingContext ctx) {
+    String raw = ctx.pathParam("id");
+    try {
+      return Requests.documentId(raw);
+    } catch (ApiError e) {
+      throw ApiError.badRequest("invalid_id", "analysis id '" + raw + "' is not a UUID");
+    }
+  }
+
+  private static ApiError missing(UUID id) {
+    return ApiError.notFound("no analysis with id " + id);
+  }
+
+  private static Throwable refusal(Throwable e) {
+    return e instanceof AnalysisService.AnalysisRefused r ? new ApiError(r.status(), r.code(), r.getMessage()) : e;
+  }
+}

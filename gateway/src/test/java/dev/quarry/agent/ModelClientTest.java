@@ -1,0 +1,157 @@
+package dev.quarry.agent;
+
+import static dev.quarry.agent.ScriptedModelServer.execute;
+import static dev.quarry.agent.ScriptedModelServer.quotaExceeded;
+import static dev.quarry.agent.ScriptedModelServer.rateLimited;
+import static dev.quarry.agent.ScriptedModelServer.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionMessageParam;
+import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("The model client (real openai-java over HTTP against the scripted endpoint)")
+class ModelClientTest {
+  private static Vertx vertx;
+  private ScriptedModelServer server;
+  private ModelClient client;
+
+  @BeforeAll
+  static void startVertx() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterAll
+  static void stopVertx() {
+    vertx.close().await();
+  }
+
+  @BeforeEach
+  void start() {
+    server = ScriptedModelServer.start(vertx);
+    client = new ModelClient(settings(4, 10));
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    server.close();
+  }
+
+  private AgentSettings settings(int attempts, int breakerThreshold) {
+    return AgentSettings.fromEnv(Map.of())
+        .withEndpoint(server.baseUrl(), "test-key", "scripted")
+        .withRetries(attempts, Duration.ofMillis(20), Duration.ofMillis(200), breakerThreshold, Duration.ofMinutes(5));
+  }
+
+  private ChatCompletion chat(Duration budget) {
+    List<ChatCompletionMessageParam> messages = List.of(ChatCompletionMessageParam.ofUser(
+        ChatCompletionUserMessageParam.builder().content("question").build()));
+    return client.chat(messages, List.of(ExecuteCodeTool.DEFINITION), Instant.now().plus(budget));
+  }
+
+  @Test
+  @DisplayName("a tool call comes back with its code, and the request carries the execute_code schema")
+  void toolCall() {
+    server.then(execute("print(1)"));
+    ChatCompletion reply = chat(Duration.ofSeconds(30));
+    var call = reply.choices().get(0).message().toolCalls().orElseThrow().get(0).asFunction();
+    assertThat(ExecuteCodeTool.code(call.function().name(), call.function().arguments())).isEqualTo("print(1)");
+    var tool = server.requests().get(0).getJsonArray("tools").getJsonObject(0).getJsonObject("function");
+    assertThat(tool.getString("name")).isEqualTo("execute_code");
+    assertThat(tool.getJsonObject("parameters").getJsonArray("required").getList()).containsExactly("code");
+    assertThat(server.requests().get(0).getString("model")).isEqualTo("scripted");
+  }
+
+  @Test
+  @DisplayName("a 429 with Retry-After is retried after the time it asks for, then succeeds")
+  void retryAfter() {
+    server.then(rateLimited("1"), execute("x = 1"));
+    long start = System.nanoTime();
+    ChatCompletion reply = chat(Duration.ofSeconds(30));
+    long waitedMs = (System.nanoTime() - start) / 1_000_000;
+    assertThat(reply.choices().get(0).message().toolCalls()).isPresent();
+    assertThat(server.requests()).hasSize(2);
+    assertThat(waitedMs).as("honours Retry-After: 1").isGreaterThanOrEqualTo(1000);
+  }
+
+  @Test
+  @DisplayName("a Retry-After longer than the time left fails at once as RateLimited")
+  void retryAfterPastDeadline() {
+    server.then(rateLimited("120"), execute("x = 1"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(10)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("RateLimited"))
+        .hasMessageContaining("time budget");
+    assertThat(server.requests()).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("5xx responses are retried up to the attempt limit, then fail as ModelUnavailable")
+  void serverErrorStorm() {
+    client.close();
+    client = new ModelClient(settings(4, 10));
+    server.then(status(500), status(502), status(503), status(500), status(500));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"))
+        .hasMessageContaining("4 attempts");
+    assertThat(server.requests()).hasSize(4);
+  }
+
+  @Test
+  @DisplayName("insufficient_quota and other 4xx are not retried")
+  void notRetried() {
+    server.then(quotaExceeded(), status(400), execute("never"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("QuotaExceeded"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelRejected"))
+        .hasMessageContaining("HTTP 400");
+    assertThat(server.requests()).hasSize(2);
+  }
+
+  @Test
+  @DisplayName("after consecutive failures the circuit breaker fails calls without sending them")
+  void circuitBreaker() {
+    client.close();
+    client = new ModelClient(settings(2, 3));
+    server.then(status(500), status(500), status(500), status(500), execute("x"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30))).isInstanceOf(ModelFailure.class);
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"))
+        .hasMessageContaining("circuit breaker open");
+    assertThat(server.requests()).as("the third attempt was never sent").hasSize(3);
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+  }
+
+  @Test
+  @DisplayName("llm completions go out without tools and come back as text")
+  void completion() {
+    server.llm(prompt -> "echo: " + prompt);
+    ModelClient.Completion c = client.complete("summarise this", Instant.now().plusSeconds(30));
+    assertThat(c.text()).isEqualTo("echo: summarise this");
+    assertThat(c.usage().total()).isEqualTo(120);
+    assertThat(server.llmRequests()).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("without an endpoint, calls fail with a message that says how to configure one")
+  void notConfigured() {
+    try (ModelClient none = new ModelClient(AgentSettings.fromEnv(Map.of()))) {
+      assertThat(none.configured()).isFalse();
+      assertThatThrownBy(() -> none.complete("x", Instant.now().plusSeconds(5)))
+          .hasMessageContaining("OPENAI_BASE_URL");
+    }
+  }
+}
