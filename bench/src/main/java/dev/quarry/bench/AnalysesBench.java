@@ -1,0 +1,302 @@
+package dev.quarry.bench;
+
+import com.github.dockerjava.api.DockerClient;
+import dev.quarry.agent.AgentSettings;
+import dev.quarry.ops.Config;
+import dev.quarry.ops.Gateway;
+import dev.quarry.ops.OpsSettings;
+import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.sandbox.ContainerLauncher;
+import dev.quarry.sandbox.SandboxSettings;
+import dev.quarry.tenancy.Quota;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Analyses end to end against a scripted model: the real gateway in process (PostgreSQL, sandboxes
+ * on the real engine, openai-java over HTTP), a model that answers at once. First the gateway's own
+ * overhead per agent step, on analyses run one after another; then 100 analyses at once.
+ *
+ * <p>Overhead per step: for each cell, the span from the model server finishing its tool-call reply
+ * to it receiving the next request of that analysis, minus the cell's run time as the sandbox's
+ * runner measured it. What is left is the gateway's: parsing the reply, events and their storage,
+ * the gRPC round trip to the sandbox, building and sending the next request. The model's own time
+ * is outside the span by construction.
+ */
+final class AnalysesBench {
+  private static final String ADMIN_TOKEN = "bench-admin-token-0123456789";
+  private static final List<String> CELLS = List.of(
+      "x = sum(range(1000))\nprint(x)",
+      "y = [i * i for i in range(100)]\nprint(len(y), x)",
+      "print('done', x + len(y))");
+  private static final int SEQUENTIAL = Integer.getInteger("bench.analyses.sequential", 30);
+  private static final int CONCURRENT = Integer.getInteger("bench.analyses.concurrent", 100);
+  private static final double OVERHEAD_TARGET_MS = 5;
+
+  private final Vertx vertx = Vertx.vertx();
+  private WebClient client;
+  private String key;
+  private int asked;
+
+  String run() throws Exception {
+    String gatewayId = "bench-analyses-" + UUID.randomUUID().toString().substring(0, 8);
+    try (BenchDatabase db = BenchDatabase.fresh("analyses", true)) {
+      Path dataDir = Files.createTempDirectory("quarry-bench-analyses");
+      Config base = db.config().withHttpPort(0).withDataDir(dataDir);
+      Config config = base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)
+          .withDefault(Quota.CONCURRENT_ANALYSES, 1_000).withDefault(Quota.REQUESTS_PER_MINUTE, 1_000_000));
+      BenchModelServer model = new BenchModelServer(vertx, CELLS);
+      AgentSettings agent = AgentSettings.fromEnv(Map.of()).withEndpoint(model.baseUrl(), "bench-key", "bench-scripted")
+          .withRetries(3, Duration.ofMillis(20), Duration.ofMillis(200), 1_000, Duration.ofSeconds(30));
+      SandboxSettings env = SandboxSettings.fromEnv(System.getenv());
+      SandboxSettings sandboxes = new SandboxSettings(env.dockerHost(), env.image(), env.command(), env.user(),
+          gatewayId, Files.createDirectories(dataDir.resolve("run")), env.limits(), env.maxLimits(),
+          env.poolPerTenant(), env.reapInterval(), false);
+      Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, new QuarryMetrics(),
+          new Gateway.AgentWiring(agent, sandboxes));
+      StringBuilder md = new StringBuilder();
+      try {
+        vertx.deployVerticle(gateway).await();
+        client = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
+            .setDefaultPort(gateway.port()).setIdleTimeout(0),
+            new io.vertx.core.http.PoolOptions().setHttp1MaxSize(CONCURRENT + 10));
+        key = key(tenantId("analyses"));
+        // Warm-up: class loading, JIT, the tenant's warm sandboxes.
+        for (int i = 0; i < 3; i++) {
+          analyse();
+        }
+        model.reset();
+
+        // 1. One analysis at a time: the overhead of a step on an otherwise idle gateway.
+        List<Double> sequentialMs = new ArrayList<>();
+        Map<String, long[]> cellMs = new HashMap<>();
+        for (int i = 0; i < SEQUENTIAL; i++) {
+          long start = System.nanoTime();
+          Outcome o = analyse();
+          sequentialMs.add((System.nanoTime() - start) / 1e6);
+          check(o);
+          cellMs.put(o.question(), o.cellMs());
+        }
+        Overhead solo = overhead(model.gaps(), cellMs, SEQUENTIAL);
+        Percentiles soloDuration = Percentiles.of(sequentialMs.stream().mapToDouble(Double::doubleValue).toArray());
+        Percentiles modelService = Percentiles.of(model.serviceNanos().stream().mapToDouble(n -> n / 1e6).toArray());
+        model.reset();
+
+        // 2. Many at once.
+        long heapBefore = heapAfterGc();
+        cellMs.clear();
+        List<Future<Outcome>> runs = new ArrayList<>();
+        List<Double> durations = new java.util.concurrent.CopyOnWriteArrayList<>();
+        long start = System.nanoTime();
+        for (int i = 0; i < CONCURRENT; i++) {
+          long began = System.nanoTime();
+          runs.add(analyseAsync().onSuccess(o -> durations.add((System.nanoTime() - began) / 1e6)));
+        }
+        int failures = 0;
+        List<String> failureNotes = new ArrayList<>();
+        for (Future<Outcome> f : runs) {
+          try {
+            Outcome o = f.await();
+            if (!"succeeded".equals(o.status()) || o.cellMs().length != CELLS.size()) {
+              failures++;
+              failureNotes.add(o.status());
+            } else {
+              cellMs.put(o.question(), o.cellMs());
+            }
+          } catch (RuntimeException e) {
+            failures++;
+            failureNotes.add(e.toString());
+          }
+        }
+        double wallSeconds = (System.nanoTime() - start) / 1e9;
+        Overhead loaded = overhead(model.gaps(), cellMs, CONCURRENT);
+        Percentiles concurrent = Percentiles.of(durations.stream().mapToDouble(Double::doubleValue).toArray());
+        long heapAfter = heapAfterGc();
+        String loadAtEnd = loadAverage();
+        // The gateway closes every sandbox as each analysis ends: none of its containers may be left.
+        int leftover;
+        try (DockerClient docker = ContainerLauncher.connect(sandboxes.dockerHost())) {
+          leftover = docker.listContainersCmd().withShowAll(true)
+              .withLabelFilter(Map.of(ContainerLauncher.LABEL_GATEWAY, gatewayId)).exec().size();
+        }
+        int pooled = env.poolPerTenant();
+
+        System.out.printf(Locale.ROOT, "  overhead per step alone: p50 %.2f ms, p99 %.2f ms (%d steps)%n",
+            solo.ms().p50(), solo.ms().p99(), solo.ms().count());
+        System.out.printf(Locale.ROOT, "  %d concurrent: %.1f s, %d failures, p50 %.0f ms, p99 %.0f ms, leftover %d%n",
+            CONCURRENT, wallSeconds, failures, concurrent.p50(), concurrent.p99(), leftover);
+
+        md.append(String.format(Locale.ROOT, """
+            Analyses against a scripted OpenAI-compatible model (a local Vert.x server that replies at once),
+            through the whole gateway in process: HTTP API with an API key, PostgreSQL, one sandbox container
+            per analysis on the real engine (image `%s`, warm pool of %d per tenant), openai-java over HTTP.
+            Each analysis runs %d cells (trivial Python, so that the cell time is small) and then answers.
+            The bench's client and model server share the gateway's JVM and the machine's 2 cores.
+
+            **Gateway overhead per agent step** = the span from the model server finishing a tool-call reply
+            to it receiving the next request of the same analysis, minus the cell's run time as the runner
+            in the sandbox measured it (whole milliseconds, so the overhead reads up to 1 ms high). It covers
+            parsing the reply, emitting and storing events and the step, the gRPC round trip to the sandbox and
+            back, and building and sending the next model request; the model's time is outside it by construction.
+
+            | phase | steps | overhead p50 ms | p95 ms | p99 ms | mean ms | span p50 ms (incl. cell) |
+            |---|---:|---:|---:|---:|---:|---:|
+            %s
+            %s
+
+            | measurement | value |
+            |---|---|
+            | analyses one at a time: duration p50 / p99 | %.0f ms / %.0f ms (%d analyses) |
+            | scripted model server's own time per request p50 / p99 | %.2f ms / %.2f ms |
+            | %d concurrent analyses: wall time | %.1f s |
+            | throughput | %.1f analyses/s (%.1f steps/s) |
+            | duration p50 / p99 | %.0f ms / %.0f ms |
+            | failures | %d%s |
+            | containers with this gateway's label left afterwards | %d |
+            | heap used after a full GC, before / after the concurrent run | %.0f MiB / %.0f MiB (bench client and model server included) |
+
+            - load average of the machine (1, 5, 15 min) at the end: %s
+            - overhead per step, alone, p50 %.2f ms (target ≤ %.0f ms): %s
+            - 100 concurrent analyses with zero failures and no containers left: %s
+
+            """,
+            sandboxes.image(), pooled, CELLS.size(),
+            solo.row("one analysis at a time"), loaded.row(CONCURRENT + " analyses at once"),
+            soloDuration.p50(), soloDuration.p99(), SEQUENTIAL,
+            modelService.p50(), modelService.p99(),
+            CONCURRENT, wallSeconds,
+            CONCURRENT / wallSeconds, CONCURRENT * CELLS.size() / wallSeconds,
+            concurrent.p50(), concurrent.p99(),
+            failures, failureNotes.isEmpty() ? "" : " (" + String.join("; ", failureNotes.subList(0,
+                Math.min(5, failureNotes.size()))) + ")",
+            leftover,
+            heapBefore / 1048576.0, heapAfter / 1048576.0,
+            loadAtEnd,
+            solo.ms().p50(), OVERHEAD_TARGET_MS, solo.ms().p50() <= OVERHEAD_TARGET_MS ? "MET" : "NOT MET",
+            failures == 0 && leftover == 0 && CONCURRENT >= 100 ? "MET" : "NOT MET"));
+      } finally {
+        try {
+          model.close();
+        } finally {
+          vertx.close().await();
+        }
+      }
+      return md.toString();
+    }
+  }
+
+  /** One analysis as the API returned it: its question, status and each cell's run time. */
+  private record Outcome(String question, String status, long[] cellMs) {}
+
+  private record Overhead(Percentiles ms, Percentiles spanMs, int missing) {
+    String row(String phase) {
+      return String.format(Locale.ROOT, "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f |", phase, ms.count(), ms.p50(),
+          ms.p95(), ms.p99(), ms.mean(), spanMs.p50());
+    }
+  }
+
+  /** Each gap minus the run time of the cell it contained (the cellsDone-th). */
+  private static Overhead overhead(List<BenchModelServer.Gap> gaps, Map<String, long[]> cellMs, int analyses) {
+    List<Double> overhead = new ArrayList<>();
+    List<Double> spans = new ArrayList<>();
+    for (BenchModelServer.Gap g : gaps) {
+      long[] cells = cellMs.get(g.conversation());
+      if (cells == null || g.cellsDone() < 1 || g.cellsDone() > cells.length) {
+        continue;
+      }
+      double spanMs = g.nanos() / 1e6;
+      spans.add(spanMs);
+      overhead.add(spanMs - cells[g.cellsDone() - 1]);
+    }
+    return new Overhead(Percentiles.of(overhead.stream().mapToDouble(Double::doubleValue).toArray()),
+        Percentiles.of(spans.stream().mapToDouble(Double::doubleValue).toArray()),
+        analyses * CELLS.size() - overhead.size());
+  }
+
+  private Outcome analyse() {
+    return analyseAsync().await();
+  }
+
+  private Future<Outcome> analyseAsync() {
+    String question = "bench analysis " + (asked++) + ": what do the cells print?";
+    return client.post("/v1/analyses").bearerTokenAuthentication(key)
+        .sendJsonObject(new JsonObject().put("question", question)
+            .put("budgets", new JsonObject().put("wall_time_ms", 600_000)))
+        .compose(r -> {
+          if (r.statusCode() != 200) {
+            return Future.failedFuture(new IllegalStateException("POST /v1/analyses: " + r.statusCode() + " "
+                + r.bodyAsString()));
+          }
+          String id = r.bodyAsJsonObject().getString("id");
+          return client.get("/v1/analyses/" + id).bearerTokenAuthentication(key).send();
+        })
+        .map(r -> {
+          JsonObject analysis = r.bodyAsJsonObject();
+          JsonArray steps = analysis.getJsonArray("steps", new JsonArray());
+          long[] cells = new long[steps.size()];
+          for (int i = 0; i < cells.length; i++) {
+            JsonObject step = steps.getJsonObject(i);
+            cells[i] = step.getLong("duration_ms", 0L);
+          }
+          // The key the model server saw is the first user message, which starts with the question.
+          return new Outcome("Question: " + question, analysis.getString("status"), cells);
+        });
+  }
+
+  private static void check(Outcome o) {
+    if (!"succeeded".equals(o.status()) || o.cellMs().length != CELLS.size()) {
+      throw new IllegalStateException("analysis '" + o.question() + "' ended " + o.status() + " with "
+          + o.cellMs().length + " steps");
+    }
+  }
+
+  private static String loadAverage() {
+    try {
+      String[] parts = Files.readString(Path.of("/proc/loadavg")).split(" ");
+      return parts[0] + ", " + parts[1] + ", " + parts[2];
+    } catch (java.io.IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  private static long heapAfterGc() {
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  private String tenantId(String name) {
+    HttpResponse<Buffer> r = client.post("/v1/admin/tenants").bearerTokenAuthentication(ADMIN_TOKEN)
+        .sendJsonObject(new JsonObject().put("name", name)).await();
+    require(r, 201);
+    return r.bodyAsJsonObject().getString("id");
+  }
+
+  private String key(String tenantId) {
+    HttpResponse<Buffer> r = client.post("/v1/admin/tenants/" + tenantId + "/keys").bearerTokenAuthentication(ADMIN_TOKEN)
+        .sendJsonObject(new JsonObject().put("name", "bench")).await();
+    require(r, 201);
+    return r.bodyAsJsonObject().getString("api_key");
+  }
+
+  private static void require(HttpResponse<Buffer> r, int status) {
+    if (r.statusCode() != status) {
+      throw new IllegalStateException("expected " + status + ", got " + r.statusCode() + ": " + r.bodyAsString());
+    }
+  }
+}

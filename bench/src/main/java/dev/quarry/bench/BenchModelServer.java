@@ -1,0 +1,121 @@
+package dev.quarry.bench;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The model stand-in of the analyses benchmark: an OpenAI-compatible chat completions endpoint on a
+ * local port that, for every conversation, asks for the scripted cells one by one and then answers.
+ * It keeps no script state (the number of tool results in a request says which turn it is), so any
+ * number of analyses can run at once. For each conversation it notes when it finished sending a
+ * reply and when the next request arrived: the span in between is all the gateway's (and the
+ * sandbox's), none of it the model's.
+ */
+final class BenchModelServer implements AutoCloseable {
+  /** The span between sending a tool-call reply and receiving the next request of the same conversation. */
+  record Gap(String conversation, int cellsDone, long nanos) {}
+
+  private final List<String> cells;
+  private final HttpServer server;
+  private final Map<String, Long> lastSent = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<Gap> gaps = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Long> serviceNanos = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger ids = new AtomicInteger();
+
+  BenchModelServer(Vertx vertx, List<String> cells) {
+    this.cells = List.copyOf(cells);
+    this.server = vertx.createHttpServer().requestHandler(this::handle);
+    server.listen(0, "127.0.0.1").await();
+  }
+
+  String baseUrl() {
+    return "http://127.0.0.1:" + server.actualPort() + "/v1";
+  }
+
+  /** Spans from a tool-call reply to the next request, one per cell run. */
+  List<Gap> gaps() {
+    return List.copyOf(gaps);
+  }
+
+  /** The server's own time per request, arrival to the end of its response. */
+  List<Long> serviceNanos() {
+    return List.copyOf(serviceNanos);
+  }
+
+  void reset() {
+    lastSent.clear();
+    gaps.clear();
+    serviceNanos.clear();
+  }
+
+  private void handle(HttpServerRequest req) {
+    long arrived = System.nanoTime();
+    req.body().onSuccess(body -> {
+      if (!req.path().endsWith("/chat/completions")) {
+        req.response().setStatusCode(404).end();
+        return;
+      }
+      JsonObject request = body.toJsonObject();
+      JsonArray messages = request.getJsonArray("messages");
+      if (!request.containsKey("tools")) {
+        // A sandbox llm() call: not part of the script.
+        reply(req, null, arrived, new JsonObject().put("role", "assistant").put("content", "ok"), "stop");
+        return;
+      }
+      // The first user message names the analysis (its question is unique per analysis).
+      String conversation = messages.getJsonObject(1).getString("content");
+      int cellsDone = 0;
+      for (Object m : messages) {
+        if ("tool".equals(((JsonObject) m).getString("role"))) {
+          cellsDone++;
+        }
+      }
+      Long sent = lastSent.remove(conversation);
+      if (sent != null) {
+        gaps.add(new Gap(conversation, cellsDone, arrived - sent));
+      }
+      if (cellsDone < cells.size()) {
+        JsonArray calls = new JsonArray().add(new JsonObject().put("id", "call_" + ids.incrementAndGet())
+            .put("type", "function").put("function", new JsonObject().put("name", "execute_code")
+                .put("arguments", new JsonObject().put("code", cells.get(cellsDone)).encode())));
+        reply(req, conversation, arrived, new JsonObject().put("role", "assistant").put("content", (String) null)
+            .put("tool_calls", calls), "tool_calls");
+      } else {
+        String answer = new JsonObject().put("answer", "done after " + cellsDone + " cells")
+            .put("program", String.join("\n", cells)).encode();
+        reply(req, null, arrived, new JsonObject().put("role", "assistant").put("content", answer), "stop");
+      }
+    });
+  }
+
+  private void reply(HttpServerRequest req, String conversation, long arrived, JsonObject message, String finish) {
+    JsonObject completion = new JsonObject()
+        .put("id", "chatcmpl-" + ids.incrementAndGet())
+        .put("object", "chat.completion")
+        .put("created", System.currentTimeMillis() / 1000)
+        .put("model", "bench-scripted")
+        .put("choices", new JsonArray().add(new JsonObject().put("index", 0).put("message", message)
+            .put("finish_reason", finish)))
+        .put("usage", new JsonObject().put("prompt_tokens", 100).put("completion_tokens", 20).put("total_tokens", 120));
+    req.response().putHeader("content-type", "application/json").end(completion.encode()).onComplete(done -> {
+      long now = System.nanoTime();
+      serviceNanos.add(now - arrived);
+      if (conversation != null) {
+        lastSent.put(conversation, now);
+      }
+    });
+  }
+
+  @Override
+  public void close() {
+    server.close().await();
+  }
+}
