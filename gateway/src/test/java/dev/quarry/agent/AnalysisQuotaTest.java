@@ -63,7 +63,7 @@ class AnalysisQuotaTest {
 
   private static void assertAnswered(HttpResponse<Buffer> response) {
     assertThat(response.statusCode()).as(response.bodyAsString()).isEqualTo(200);
-    assertThat(response.bodyAsJsonObject().getString("status")).isEqualTo("completed");
+    assertThat(response.bodyAsJsonObject().getString("status")).isEqualTo("succeeded");
   }
 
   @Test
