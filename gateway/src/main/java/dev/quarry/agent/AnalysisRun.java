@@ -236,6 +236,9 @@ final class AnalysisRun implements Runnable {
   private void addTokens(Usage usage) {
     promptTokens.addAndGet(usage.promptTokens());
     completionTokens.addAndGet(usage.completionTokens());
+    if (usage.total() > 0) {
+      writes.add(deps.service().meter().used(live.tenantId(), usage.total()));
+    }
   }
 
   private void emitTurn(ChatCompletion reply, ChatCompletionMessage message, List<ChatCompletionMessageToolCall> calls) {
@@ -396,6 +399,7 @@ final class AnalysisRun implements Runnable {
     } catch (RuntimeException e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }
+    deps.release(live);
     try {
       if (answer != null) {
         live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status()).put("answer", answer.answer())

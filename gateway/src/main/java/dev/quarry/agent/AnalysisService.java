@@ -27,7 +27,19 @@ public final class AnalysisService {
   record Deps(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit,
       int maxQueryChars, Clock clock, AnalysisService service) {
+    /**
+     * Gives back what the analysis holds of its tenant's quota, before its terminal event goes out:
+     * a client that starts the next analysis on seeing the end of this one must find the place free.
+     */
+    void release(LiveAnalysis live) {
+      Runnable release = service.releases.remove(live.id());
+      if (release != null) {
+        release.run();
+      }
+    }
+
     void finished(LiveAnalysis live) {
+      release(live);
       service.running.remove(live.id());
       Runnable end = service.work.remove(live.id());
       if (end != null) {
@@ -45,8 +57,19 @@ public final class AnalysisService {
     Runnable begin(Runnable cancel);
   }
 
+  /**
+   * Told of the model tokens each call of an analysis used, as the endpoint reports them (the
+   * tenant's daily token quota); the analysis' end waits for what it returns.
+   */
+  @FunctionalInterface
+  public interface TokenMeter {
+    Future<Void> used(UUID tenantId, long tokens);
+  }
+
   private final Map<UUID, Runnable> work = new ConcurrentHashMap<>();
+  private final Map<UUID, Runnable> releases = new ConcurrentHashMap<>();
   private volatile WorkTracker tracker = cancel -> () -> {};
+  private volatile TokenMeter meter = (tenant, tokens) -> Future.succeededFuture();
 
   private final Map<UUID, LiveAnalysis> running = new ConcurrentHashMap<>();
   private final Deps deps;
@@ -63,6 +86,16 @@ public final class AnalysisService {
     return this;
   }
 
+  /** Analyses from now on report the tokens they use to this meter. */
+  public AnalysisService meterWith(TokenMeter meter) {
+    this.meter = meter;
+    return this;
+  }
+
+  TokenMeter meter() {
+    return meter;
+  }
+
   public AgentSettings settings() {
     return deps.settings();
   }
@@ -76,7 +109,16 @@ public final class AnalysisService {
    * configured, or when a scoped or preloaded document is not the tenant's.
    */
   public Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request) {
+    return start(tenantId, request, () -> {});
+  }
+
+  /**
+   * As {@link #start(UUID, AnalysisRequest)}, and runs {@code release} exactly once when the
+   * analysis ends however it ends, or at once when it does not start (a quota permit, say).
+   */
+  public Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Runnable release) {
     if (!deps.model().configured()) {
+      release.run();
       return Future.failedFuture(new AnalysisRefused(503, "model_not_configured", AgentSettings.HOW_TO_CONFIGURE));
     }
     List<UUID> named = new ArrayList<>(request.scope().documentIds());
@@ -88,6 +130,7 @@ public final class AnalysisService {
       // Refused while the gateway drains, before anything is recorded.
       end = tracker.begin(live::cancel);
     } catch (RuntimeException e) {
+      release.run();
       return Future.failedFuture(e);
     }
     return deps.store().existing(tenantId, named)
@@ -105,8 +148,12 @@ public final class AnalysisService {
           return deps.store().insert(tenantId, id, request.question(),
               List.copyOf(request.scope().documentIds()), request.preload(), request.budgets(), deps.model().model());
         })
-        .onFailure(e -> end.run())
+        .onFailure(e -> {
+          end.run();
+          release.run();
+        })
         .map(v -> {
+          releases.put(id, release);
           running.put(id, live);
           work.put(id, end);
           Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request));

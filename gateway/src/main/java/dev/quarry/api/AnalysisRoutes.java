@@ -5,6 +5,7 @@ import dev.quarry.agent.AnalysisService;
 import dev.quarry.agent.Budgets;
 import dev.quarry.agent.LiveAnalysis;
 import dev.quarry.sandbox.Scope;
+import dev.quarry.tenancy.Quotas;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
@@ -30,9 +31,11 @@ final class AnalysisRoutes {
   private static final String EVENT_STREAM = "text/event-stream";
 
   private final AnalysisService analyses;
+  private final Quotas quotas;
 
-  AnalysisRoutes(AnalysisService analyses) {
+  AnalysisRoutes(AnalysisService analyses, Quotas quotas) {
     this.analyses = analyses;
+    this.quotas = quotas;
   }
 
   void mount(Router router) {
@@ -47,7 +50,12 @@ final class AnalysisRoutes {
     JsonObject body = Requests.jsonObject(ctx.body().buffer());
     AnalysisRequest request = request(body);
     boolean stream = wantsStream(ctx, body);
-    analyses.start(ApiRoutes.tenant(ctx), request)
+    UUID tenant = ApiRoutes.tenant(ctx);
+    // Tokens first: a tenant out of tokens for the day takes no place among the running analyses.
+    // The permit goes back when the analysis ends, whichever way, or when it does not start.
+    quotas.checkModelTokens(tenant)
+        .compose(left -> quotas.acquireAnalysis(tenant))
+        .compose(permit -> analyses.start(tenant, request, permit::close))
         .onSuccess(live -> {
           if (stream) {
             stream(ctx, live, true);

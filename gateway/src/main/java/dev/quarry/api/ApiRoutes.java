@@ -92,7 +92,7 @@ public final class ApiRoutes {
 
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
-    this.analyses = new AnalysisRoutes(service);
+    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas);
     return this;
   }
 
@@ -290,7 +290,7 @@ public final class ApiRoutes {
 
   private void execute(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
-    new Executions(sandboxes, scope -> callbacks(tenant, scope)).handle(ctx, tenant);
+    new Executions(sandboxes, documentStore, scope -> callbacks(tenant, scope)).handle(ctx, tenant);
   }
 
   /** What a sandbox of this tenant and scope may call back into. */

@@ -9,6 +9,7 @@ import dev.quarry.sandbox.CellOutcome;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.SandboxSession;
 import dev.quarry.sandbox.Scope;
+import dev.quarry.store.DocumentStore;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
@@ -27,14 +28,16 @@ import java.util.function.Function;
  */
 final class Executions {
   private final SandboxService sandboxes;
+  private final DocumentStore documents;
   private final Function<Scope, GatewayCallbacks> callbacks;
 
   /**
    * @param sandboxes null when this gateway cannot run sandboxes (every request then gets 503)
    * @param callbacks the tenant's callbacks for a scope
    */
-  Executions(SandboxService sandboxes, Function<Scope, GatewayCallbacks> callbacks) {
+  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, GatewayCallbacks> callbacks) {
     this.sandboxes = sandboxes;
+    this.documents = documents;
     this.callbacks = callbacks;
   }
 
@@ -100,11 +103,30 @@ final class Executions {
   void handle(RoutingContext ctx, UUID tenantId) {
     Request request = parse(ctx);
     HttpServerResponse response = ctx.response();
-    sandboxes.open(tenantId, request.scope(), callbacks.apply(request.scope()))
-        .recover(e -> Future.failedFuture(new ApiError(503, "sandbox_unavailable",
-            "no sandbox could be started: " + e.getMessage())))
+    knownScope(tenantId, request.scope())
+        .compose(known -> sandboxes.open(tenantId, request.scope(), callbacks.apply(request.scope()))
+            .recover(e -> Future.failedFuture(new ApiError(503, "sandbox_unavailable",
+                "no sandbox could be started: " + e.getMessage()))))
         .onFailure(ctx::fail)
         .onSuccess(session -> run(ctx, response, session, request));
+  }
+
+  /**
+   * Refuses a scope naming documents the tenant does not have with the same 404 whether they are
+   * missing or another tenant's, before any sandbox starts: an empty /documents would let the
+   * program run on nothing without saying why.
+   */
+  private Future<Void> knownScope(UUID tenantId, Scope scope) {
+    if (scope.isAll()) {
+      return Future.succeededFuture();
+    }
+    return documents.existing(tenantId, scope.documentIds()).compose(found -> {
+      List<String> unknown = scope.documentIds().stream().filter(id -> !found.contains(id))
+          .map(UUID::toString).sorted().toList();
+      return unknown.isEmpty() ? Future.succeededFuture()
+          : Future.failedFuture(new ApiError(404, "unknown_documents",
+              "no documents with ids " + unknown + " for this tenant"));
+    });
   }
 
   private void run(RoutingContext ctx, HttpServerResponse response, SandboxSession session, Request request) {

@@ -9,8 +9,11 @@ import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -19,6 +22,8 @@ import org.slf4j.LoggerFactory;
 /** Reads and deletes documents of one tenant. Writes happen in IngestService's transaction. */
 public final class DocumentStore {
   private static final Logger LOG = LoggerFactory.getLogger(DocumentStore.class);
+
+  private static final String EXISTING = "SELECT id FROM documents WHERE tenant_id = $1 AND id = ANY($2)";
 
   private final Pool pool;
   private final DocumentsFs documentsFs;
@@ -87,6 +92,16 @@ public final class DocumentStore {
 
   public Future<Optional<String>> content(UUID tenantId, UUID documentId) {
     return one(Sql.GET_CONTENT, tenantId, documentId, r -> r.getString("content"));
+  }
+
+  /** Which of these ids are documents of the tenant (another tenant's are not, as missing ones). */
+  public Future<Set<UUID>> existing(UUID tenantId, Collection<UUID> ids) {
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(EXISTING)
+        .execute(Tuple.of(tenantId, (Object) ids.toArray(UUID[]::new)))).map(rows -> {
+      Set<UUID> out = new HashSet<>();
+      rows.forEach(r -> out.add(r.getUUID("id")));
+      return out;
+    });
   }
 
   private <T> Future<Optional<T>> one(String sql, UUID tenantId, UUID documentId, Function<Row, T> map) {

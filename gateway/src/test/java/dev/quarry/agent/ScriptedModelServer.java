@@ -20,7 +20,7 @@ import java.util.function.Function;
  */
 public final class ScriptedModelServer implements AutoCloseable {
   /** One scripted response. */
-  public sealed interface Reply permits ToolCalls, Message, Status, Dynamic {}
+  public sealed interface Reply permits ToolCalls, Message, Status, Dynamic, Held {}
 
   public record ToolCalls(List<String> codes) implements Reply {}
 
@@ -30,6 +30,17 @@ public final class ScriptedModelServer implements AutoCloseable {
 
   /** A reply computed from the request, e.g. an answer that quotes the last tool result. */
   public record Dynamic(Function<JsonObject, Reply> reply) implements Reply {}
+
+  /**
+   * A reply the test gives later: {@code asked} completes with the request when the model is
+   * asked (the analysis is running then), the answer goes out when {@code reply} completes.
+   */
+  public record Held(java.util.concurrent.CompletableFuture<JsonObject> asked,
+      java.util.concurrent.CompletableFuture<Reply> reply) implements Reply {
+    public Held() {
+      this(new java.util.concurrent.CompletableFuture<>(), new java.util.concurrent.CompletableFuture<>());
+    }
+  }
 
   public static Reply execute(String... codes) {
     return new ToolCalls(List.of(codes));
@@ -128,34 +139,45 @@ public final class ScriptedModelServer implements AutoCloseable {
         return;
       }
       requests.add(request);
-      Reply reply = script.poll();
-      while (reply instanceof Dynamic d) {
-        reply = d.reply().apply(request);
-      }
-      switch (reply) {
-        case null -> req.response().setStatusCode(500)
-            .end(error("script_exhausted", "the test's script has no more turns").encode());
-        case Status s -> {
-          if (s.retryAfter() != null) {
-            req.response().putHeader("retry-after", s.retryAfter());
-          }
-          req.response().setStatusCode(s.status()).putHeader("content-type", "application/json").end(s.body().encode());
-        }
-        case Message m -> respond(req, completion(new JsonObject().put("role", "assistant").put("content", m.content()),
-            "stop"));
-        case ToolCalls t -> {
-          JsonArray calls = new JsonArray();
-          for (String code : t.codes()) {
-            calls.add(new JsonObject().put("id", "call_" + ids.incrementAndGet()).put("type", "function")
-                .put("function", new JsonObject().put("name", "execute_code")
-                    .put("arguments", new JsonObject().put("code", code).encode())));
-          }
-          respond(req, completion(new JsonObject().put("role", "assistant").put("content", (String) null)
-              .put("tool_calls", calls), "tool_calls"));
-        }
-        case Dynamic d -> throw new AssertionError("unreachable");
-      }
+      reply(req, request, script.poll());
     });
+  }
+
+  private void reply(HttpServerRequest req, JsonObject request, Reply next) {
+    Reply reply = next;
+    while (reply instanceof Dynamic d) {
+      reply = d.reply().apply(request);
+    }
+    if (reply instanceof Held held) {
+      // A response may be written from any thread: Vert.x hands the write to its event loop.
+      held.reply().thenAccept(later -> reply(req, request, later));
+      held.asked().complete(request);
+      return;
+    }
+    switch (reply) {
+      case null -> req.response().setStatusCode(500)
+          .end(error("script_exhausted", "the test's script has no more turns").encode());
+      case Status s -> {
+        if (s.retryAfter() != null) {
+          req.response().putHeader("retry-after", s.retryAfter());
+        }
+        req.response().setStatusCode(s.status()).putHeader("content-type", "application/json").end(s.body().encode());
+      }
+      case Message m -> respond(req, completion(new JsonObject().put("role", "assistant").put("content", m.content()),
+          "stop"));
+      case ToolCalls t -> {
+        JsonArray calls = new JsonArray();
+        for (String code : t.codes()) {
+          calls.add(new JsonObject().put("id", "call_" + ids.incrementAndGet()).put("type", "function")
+              .put("function", new JsonObject().put("name", "execute_code")
+                  .put("arguments", new JsonObject().put("code", code).encode())));
+        }
+        respond(req, completion(new JsonObject().put("role", "assistant").put("content", (String) null)
+            .put("tool_calls", calls), "tool_calls"));
+      }
+      case Dynamic d -> throw new AssertionError("unreachable");
+      case Held h -> throw new AssertionError("unreachable");
+    }
   }
 
   private JsonObject completion(JsonObject message, String finishReason) {
