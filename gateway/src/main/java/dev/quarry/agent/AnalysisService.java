@@ -1,5 +1,6 @@
 package dev.quarry.agent;
 
+import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
@@ -26,7 +27,7 @@ public final class AnalysisService {
   /** What every analysis run needs. */
   record Deps(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit,
-      int maxQueryChars, Clock clock, AnalysisService service) {
+      int maxQueryChars, Clock clock, QuarryMetrics metrics, AnalysisService service) {
     void finished(LiveAnalysis live) {
       service.running.remove(live.id());
       Runnable end = service.work.remove(live.id());
@@ -53,8 +54,15 @@ public final class AnalysisService {
 
   public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars) {
+    this(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit, maxQueryChars,
+        new QuarryMetrics());
+  }
+
+  public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
+      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars,
+      QuarryMetrics metrics) {
     this.deps = new Deps(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit,
-        maxQueryChars, Clock.systemUTC(), this);
+        maxQueryChars, Clock.systemUTC(), metrics, this);
   }
 
   /** Analyses from now on register with this tracker (the gateway's drain). */
