@@ -59,6 +59,7 @@ final class AnalysisRun implements Runnable {
   private BudgetedCallbacks callbacks;
   private Instant deadline;
   private int turns;
+  private long startedNanos;
   private int executions;
   private int corrections;
 
@@ -93,6 +94,8 @@ final class AnalysisRun implements Runnable {
   @Override
   public void run() {
     Instant started = deps.clock().instant();
+    startedNanos = System.nanoTime();
+    deps.metrics().analysisStarted();
     deadline = started.plusMillis(budgets.wallTimeMs());
     End end;
     try {
@@ -415,6 +418,7 @@ final class AnalysisRun implements Runnable {
       log.error("analysis {}: could not read back its record", live.id(), e);
       live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status()));
     } finally {
+      deps.metrics().analysisFinished(end.status(), Duration.ofNanos(System.nanoTime() - startedNanos), turns);
       deps.finished(live);
     }
   }

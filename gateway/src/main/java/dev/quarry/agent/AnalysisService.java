@@ -1,5 +1,6 @@
 package dev.quarry.agent;
 
+import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
@@ -26,7 +27,7 @@ public final class AnalysisService {
   /** What every analysis run needs. */
   record Deps(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit,
-      int maxQueryChars, Clock clock, AnalysisService service) {
+      int maxQueryChars, Clock clock, QuarryMetrics metrics, AnalysisService service) {
     /**
      * Gives back what the analysis holds of its tenant's quota, before its terminal event goes out:
      * a client that starts the next analysis on seeing the end of this one must find the place free.
@@ -76,8 +77,15 @@ public final class AnalysisService {
 
   public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars) {
+    this(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit, maxQueryChars,
+        new QuarryMetrics());
+  }
+
+  public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
+      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars,
+      QuarryMetrics metrics) {
     this.deps = new Deps(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit,
-        maxQueryChars, Clock.systemUTC(), this);
+        maxQueryChars, Clock.systemUTC(), metrics, this);
   }
 
   /** Analyses from now on register with this tracker (the gateway's drain). */

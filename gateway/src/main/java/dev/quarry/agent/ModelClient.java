@@ -12,6 +12,7 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionFunctionTool;
 import com.openai.models.chat.completions.ChatCompletionMessageParam;
+import dev.quarry.ops.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.time.Clock;
@@ -43,13 +44,23 @@ public final class ModelClient implements AutoCloseable {
   private final OpenAIClient client;
   private final CircuitBreaker breaker;
   private final Clock clock;
+  private final QuarryMetrics metrics;
 
   public ModelClient(AgentSettings settings) {
-    this(settings, Clock.systemUTC());
+    this(settings, new QuarryMetrics());
+  }
+
+  public ModelClient(AgentSettings settings, QuarryMetrics metrics) {
+    this(settings, Clock.systemUTC(), metrics);
   }
 
   ModelClient(AgentSettings settings, Clock clock) {
+    this(settings, clock, new QuarryMetrics());
+  }
+
+  private ModelClient(AgentSettings settings, Clock clock, QuarryMetrics metrics) {
     this.settings = settings;
+    this.metrics = metrics;
     this.clock = clock;
     this.breaker = new CircuitBreaker(settings.breakerThreshold(), settings.breakerCooldown(), clock);
     this.client = settings.modelConfigured()
@@ -80,7 +91,7 @@ public final class ModelClient implements AutoCloseable {
         .messages(messages);
     tools.forEach(params::addTool);
     ChatCompletionCreateParams built = params.build();
-    return call(options -> client.chat().completions().create(built, options), deadline);
+    return measured("agent", options -> client.chat().completions().create(built, options), deadline);
   }
 
   /** A plain completion of one prompt (the sandbox's {@code llm()}). */
@@ -90,7 +101,7 @@ public final class ModelClient implements AutoCloseable {
         .temperature(settings.temperature())
         .addUserMessage(prompt)
         .build();
-    ChatCompletion reply = call(options -> client.chat().completions().create(params, options), deadline);
+    ChatCompletion reply = measured("llm", options -> client.chat().completions().create(params, options), deadline);
     String text = reply.choices().isEmpty() ? "" : reply.choices().get(0).message().content().orElse("");
     return new Completion(text, usage(reply));
   }
@@ -115,6 +126,48 @@ public final class ModelClient implements AutoCloseable {
 
   static Usage usage(ChatCompletion reply) {
     return reply.usage().map(u -> new Usage(u.promptTokens(), u.completionTokens())).orElse(Usage.NONE);
+  }
+
+  /** {@link #call} with its duration, tokens and failure kind recorded under the purpose (agent, llm). */
+  private ChatCompletion measured(String purpose, Function<RequestOptions, ChatCompletion> request,
+      Instant deadline) {
+    long started = System.nanoTime();
+    try {
+      ChatCompletion reply = call(request, deadline);
+      Usage usage = usage(reply);
+      metrics.modelCall(purpose, Duration.ofNanos(System.nanoTime() - started), usage.promptTokens(),
+          usage.completionTokens());
+      return reply;
+    } catch (ModelFailure e) {
+      metrics.modelError(purpose, errorKind(e), Duration.ofNanos(System.nanoTime() - started));
+      throw e;
+    } catch (RuntimeException e) {
+      metrics.modelError(purpose, "internal", Duration.ofNanos(System.nanoTime() - started));
+      throw e;
+    }
+  }
+
+  /** The kind label of quarry_model_errors: the failure's type, with an unreachable endpoint told from a failing one. */
+  private static String errorKind(ModelFailure e) {
+    return switch (e.type()) {
+      case "RateLimited" -> "rate_limited";
+      case "QuotaExceeded" -> "quota_exceeded";
+      case "ModelUnavailable" -> e.getMessage().startsWith("the model endpoint could not be reached")
+          ? "connection" : e.getMessage().equals(AgentSettings.HOW_TO_CONFIGURE) ? "unconfigured" : "server_error";
+      case "ModelRejected" -> e.getMessage().startsWith("the model endpoint's reply") ? "bad_response" : "client_error";
+      case "OutOfTime" -> "timeout";
+      case "Cancelled" -> "cancelled";
+      default -> "other";
+    };
+  }
+
+  private static String retryKind(RetryableFailure f) {
+    return switch (f.type()) {
+      case "RateLimited" -> "rate_limited";
+      case "ModelUnavailable" -> f.message().startsWith("the model endpoint could not be reached")
+          ? "connection" : "server_error";
+      default -> "other";
+    };
   }
 
   private <T> T call(Function<RequestOptions, T> request, Instant deadline) {
@@ -157,6 +210,7 @@ public final class ModelClient implements AutoCloseable {
       }
       log.info("model call failed ({}), attempt {} of {}; retrying in {} ms", failure.message(), attempt,
           settings.maxAttempts(), delay.toMillis());
+      metrics.modelRetry(retryKind(failure));
       try {
         Thread.sleep(delay);
       } catch (InterruptedException e) {

@@ -128,13 +128,15 @@ public final class Gateway extends VerticleBase {
           reembedder = new Reembedder(vertx, pool, embedder);
           SandboxSettings sandboxed =
               sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
-          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync);
+          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics);
           addReadinessChecks();
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
-          model = new ModelClient(agentSettings);
+          model = new ModelClient(agentSettings, metrics);
+          addModelCheck();
           analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
-              agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars());
+              agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars(),
+              metrics);
           // A drain lets running analyses finish within its grace, then cancels them; each records its end
           // before the sandboxes go.
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
@@ -204,6 +206,16 @@ public final class Gateway extends VerticleBase {
     }, false));
     readiness.info("schema_version", () -> schemaVersion);
     readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
+  }
+
+  /**
+   * Reported, never required: without a model endpoint analyses are refused, but ingestion, search
+   * and executions work, and a gateway taken out of service would stop those too.
+   */
+  private void addModelCheck() {
+    readiness.advise("model", () -> model.configured()
+        ? Future.succeededFuture("configured: " + agentSettings.model())
+        : Future.failedFuture(AgentSettings.HOW_TO_CONFIGURE));
   }
 
   private static JsonObject reembeddingJson(Reembedder.Status s) {

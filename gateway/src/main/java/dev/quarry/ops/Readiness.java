@@ -20,7 +20,8 @@ import java.util.function.Supplier;
 public final class Readiness {
   static final long PROBE_TIMEOUT_MS = 3_000;
 
-  private record Check(String name, Supplier<Future<String>> probe) {}
+  /** @param required whether a failure makes the gateway unready, or is only reported */
+  private record Check(String name, Supplier<Future<String>> probe, boolean required) {}
 
   private final Vertx vertx;
   private final List<Check> checks = new CopyOnWriteArrayList<>();
@@ -35,7 +36,16 @@ public final class Readiness {
 
   /** Adds a check; the probe's success value is shown as its detail. */
   public void add(String name, Supplier<Future<String>> probe) {
-    checks.add(new Check(name, probe));
+    checks.add(new Check(name, probe, true));
+  }
+
+  /**
+   * Adds a check that is reported (and exported as quarry_dependency_up) but never makes the gateway
+   * unready: for a dependency only some of the API needs, where taking the whole gateway out of
+   * service would also stop what works without it.
+   */
+  public void advise(String name, Supplier<Future<String>> probe) {
+    checks.add(new Check(name, probe, false));
   }
 
   /** Adds a value shown beside the checks (progress of background work, versions); never a check. */
@@ -54,8 +64,8 @@ public final class Readiness {
       boolean ready = true;
       for (int i = 0; i < checks.size() && i < results.size(); i++) {
         JsonObject result = results.get(i).result();
-        details.put(checks.get(i).name(), result);
-        ready &= result.getBoolean("ok");
+        details.put(checks.get(i).name(), checks.get(i).required() ? result : result.copy().put("required", false));
+        ready &= result.getBoolean("ok") || !checks.get(i).required();
       }
       JsonObject info = new JsonObject();
       infos.forEach((key, value) -> info.put(key, value.get()));

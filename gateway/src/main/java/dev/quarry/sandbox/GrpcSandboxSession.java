@@ -12,6 +12,7 @@ import dev.quarry.proto.sandbox.v1.ExecuteRequest;
 import dev.quarry.proto.sandbox.v1.GatewayMessage;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.proto.sandbox.v1.SandboxMessage;
+import dev.quarry.ops.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -50,6 +51,7 @@ final class GrpcSandboxSession implements SandboxSession {
   private final Scope scope;
   private final Callbacks callbacks;
   private final Runnable onClosed;
+  private final QuarryMetrics metrics;
   private Cell cell;
   private int cellCount;
   private boolean closed;
@@ -58,8 +60,9 @@ final class GrpcSandboxSession implements SandboxSession {
   private Future<Void> closing;
 
   GrpcSandboxSession(Vertx vertx, ContainerLauncher launcher, LiveSandbox live, Scope scope,
-      Callbacks callbacks, Runnable onClosed) {
+      Callbacks callbacks, Runnable onClosed, QuarryMetrics metrics) {
     this.vertx = vertx;
+    this.metrics = metrics;
     this.launcher = launcher;
     this.live = live;
     this.scope = scope;
@@ -107,7 +110,7 @@ final class GrpcSandboxSession implements SandboxSession {
             new CellError(CellError.SANDBOX_UNAVAILABLE, "the sandbox cannot run cells any more: " + deadReason, ""),
             false, 0));
       }
-      c = new Cell("c" + (++cellCount), options, listener == null ? CellListener.NONE : listener);
+      c = new Cell("c" + (++cellCount), options, listener == null ? CellListener.NONE : listener, metrics);
       cell = c;
       c.timer = vertx.setTimer(options.wallTimeMs() + KILL_GRACE_MS, t -> kill(c, CellStatus.CELL_STATUS_TIMEOUT,
           CellError.TIMEOUT, "the cell exceeded its wall time of " + options.wallTimeMs()
@@ -230,6 +233,7 @@ final class GrpcSandboxSession implements SandboxSession {
     if (c != null) {
       c.notify(() -> c.listener.callback(request.getKind(), request.getArgumentsJson()));
     }
+    long started = System.nanoTime();
     Future<String> result;
     try {
       result = call(request.getKind(), new JsonObject(request.getArgumentsJson()));
@@ -237,6 +241,9 @@ final class GrpcSandboxSession implements SandboxSession {
       result = Future.failedFuture(e);
     }
     result.onComplete(ar -> {
+      metrics.callback(callbackName(request.getKind()), ar.succeeded() ? "ok"
+          : ar.cause() instanceof CallbackFailure ? "refused" : "error",
+          Duration.ofNanos(System.nanoTime() - started));
       CallbackReply.Builder reply = CallbackReply.newBuilder().setCallId(request.getCallId());
       if (ar.succeeded()) {
         reply.setResultJson(ar.result());
@@ -319,6 +326,9 @@ final class GrpcSandboxSession implements SandboxSession {
     vertx.cancelTimer(c.cancelTimer);
     c.end(new CellOutcome(status, c.stdout(), c.stderr(), new CellError(type, message, ""), c.truncated,
         c.elapsedMs()));
+    if (status == CellStatus.CELL_STATUS_TIMEOUT) {
+      metrics.sandboxKilled("timeout");
+    }
     killContainer();
   }
 
@@ -377,6 +387,7 @@ final class GrpcSandboxSession implements SandboxSession {
           "the sandbox's runner disconnected while the cell ran; the container was killed", "");
     }
     if (state.oomKilled()) {
+      metrics.sandboxKilled("oom");
       return new CellError(CellError.OUT_OF_MEMORY,
           "the sandbox ran out of memory and was killed while the cell ran", "");
     }
@@ -413,6 +424,7 @@ final class GrpcSandboxSession implements SandboxSession {
     final String id;
     final CellOptions options;
     final CellListener listener;
+    final QuarryMetrics metrics;
     final Promise<CellOutcome> promise = Promise.promise();
     final long startNanos = System.nanoTime();
     private final StringBuilder stdout = new StringBuilder();
@@ -422,8 +434,9 @@ final class GrpcSandboxSession implements SandboxSession {
     long timer = -1;
     long cancelTimer = -1;
 
-    Cell(String id, CellOptions options, CellListener listener) {
+    Cell(String id, CellOptions options, CellListener listener, QuarryMetrics metrics) {
       this.id = id;
+      this.metrics = metrics;
       this.options = options;
       this.listener = listener;
     }
@@ -469,7 +482,24 @@ final class GrpcSandboxSession implements SandboxSession {
     }
 
     void end(CellOutcome outcome) {
-      promise.tryComplete(outcome);
+      if (promise.tryComplete(outcome)) {
+        metrics.cellFinished(outcome(outcome), Duration.ofNanos(System.nanoTime() - startNanos));
+      }
+    }
+
+    /** The outcome label of quarry_sandbox_cells: a closed set, whatever the Python error type. */
+    private static String outcome(CellOutcome o) {
+      if (o.success()) {
+        return "ok";
+      }
+      String type = o.error() == null ? "" : o.error().type();
+      return switch (type) {
+        case CellError.TIMEOUT -> "timeout";
+        case CellError.CANCELLED -> "cancelled";
+        case CellError.OUT_OF_MEMORY -> "oom";
+        case CellError.SANDBOX_CRASHED, CellError.SANDBOX_UNAVAILABLE -> "killed";
+        default -> o.status() == CellStatus.CELL_STATUS_ERROR ? "error" : "killed";
+      };
     }
 
     /** A listener that throws must not take the session down with it. */

@@ -1,6 +1,7 @@
 package dev.quarry.sandbox;
 
 import com.github.dockerjava.api.DockerClient;
+import dev.quarry.ops.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -40,6 +41,7 @@ public final class SandboxService {
   /** Pooled sandboxes' endpoints, by sandbox id, until someone takes them. */
   private final Map<String, LiveSandbox> pooled = new ConcurrentHashMap<>();
   private final Set<GrpcSandboxSession> sessions = ConcurrentHashMap.newKeySet();
+  private final QuarryMetrics metrics;
   private volatile boolean closed;
 
   /**
@@ -47,7 +49,13 @@ public final class SandboxService {
    *                     {@code DocumentsFs::sync}), mounted read-only at /documents
    */
   public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir) {
+    this(vertx, settings, documentsDir, new QuarryMetrics());
+  }
+
+  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
+      QuarryMetrics metrics) {
     this.vertx = vertx;
+    this.metrics = metrics;
     this.settings = settings;
     this.documentsDir = documentsDir;
     this.docker = ContainerLauncher.connect(settings.dockerHost());
@@ -62,6 +70,8 @@ public final class SandboxService {
           LiveSandbox live = pooled.remove(sandbox.id());
           return dispose(live == null ? new LiveSandbox(sandbox, new SandboxEndpoint(vertx)) : live);
         });
+    // Pooled endpoints are exactly the Ready sandboxes nobody has taken yet, across all tenants.
+    metrics.warmPoolSize(pooled::size);
   }
 
   /** Reaps leftovers of earlier runs and starts the periodic reaper. */
@@ -81,13 +91,20 @@ public final class SandboxService {
     if (closed) {
       return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
     }
-    Future<LiveSandbox> live = scope.isAll() && settings.poolPerTenant() > 0
+    long asked = System.nanoTime();
+    boolean pooledScope = scope.isAll() && settings.poolPerTenant() > 0;
+    // Warm when the pool had one waiting as we asked; a take from an empty pool starts one cold.
+    boolean warm = pooledScope && pool.ready(tenantId) > 0;
+    Future<LiveSandbox> live = pooledScope
         ? pool.take(tenantId).compose(this::pooledLive)
         : startLive(tenantId, scope);
-    return live.compose(l -> {
+    return live.onFailure(e -> metrics.sandboxStartFailed(startFailure(e))).compose(l -> {
+      metrics.sandboxAcquired(warm, Duration.ofNanos(System.nanoTime() - asked));
       GrpcSandboxSession[] holder = new GrpcSandboxSession[1];
-      GrpcSandboxSession session = new GrpcSandboxSession(vertx, launcher, l, scope, callbacks,
-          () -> sessions.remove(holder[0]));
+      GrpcSandboxSession session = new GrpcSandboxSession(vertx, launcher, l, scope, callbacks, () -> {
+        sessions.remove(holder[0]);
+        metrics.sandboxReleased();
+      }, metrics);
       holder[0] = session;
       sessions.add(session);
       if (closed) {
@@ -97,6 +114,12 @@ public final class SandboxService {
       }
       return Future.succeededFuture(session);
     });
+  }
+
+  /** The reason label of quarry_sandbox_start_failures: the runner never answered, or the engine failed. */
+  private static String startFailure(Throwable e) {
+    return e instanceof ContainerException c && c.getCause() instanceof java.util.concurrent.TimeoutException
+        ? "timeout" : "launch";
   }
 
   /** The pool hands out sandboxes; a pooled one whose runner went away is replaced by a fresh one. */
@@ -115,6 +138,7 @@ public final class SandboxService {
       return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
     }
     SandboxEndpoint endpoint = new SandboxEndpoint(vertx);
+    long started = System.nanoTime();
     return documentsDir.apply(tenantId)
         .compose(tenantDir -> vertx.executeBlocking(() -> launcher.launch(tenantId, settings.limits(),
             settings.command(), runDir -> {
@@ -130,11 +154,16 @@ public final class SandboxService {
           return endpoint.ready()
               .timeout(READY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
               .transform(ready -> ready.succeeded()
-                  ? Future.succeededFuture(live)
+                  ? Future.succeededFuture(coldStarted(live, started))
                   : dispose(live).transform(x -> Future.failedFuture(new ContainerException(
                       ContainerException.Reason.ENGINE_ERROR, "sandbox " + live.sandbox().id()
                       + " did not become ready: " + ready.cause().getMessage(), ready.cause()))));
         });
+  }
+
+  private LiveSandbox coldStarted(LiveSandbox live, long startedNanos) {
+    metrics.sandboxColdStart(Duration.ofNanos(System.nanoTime() - startedNanos));
+    return live;
   }
 
   private Future<Void> dispose(LiveSandbox live) {

@@ -22,6 +22,7 @@ class MetricsEndpointTest {
   private TestGateway gateway;
   private Scrape scrape;
   private String contentType;
+  private JsonObject readyz;
 
   @BeforeAll
   void exercise() throws Exception {
@@ -37,7 +38,9 @@ class MetricsEndpointTest {
     HttpResponse<Buffer> searched = gateway.client().post("/v1/search")
         .sendJsonObject(new JsonObject().put("query", "when does the quay flood").put("limit", 3)).await();
     assertThat(searched.statusCode()).as(searched.bodyAsString()).isEqualTo(200);
-    assertThat(gateway.client().get("/readyz").send().await().statusCode()).isEqualTo(200);
+    HttpResponse<Buffer> ready = gateway.client().get("/readyz").send().await();
+    assertThat(ready.statusCode()).as(ready.bodyAsString()).isEqualTo(200);
+    readyz = ready.bodyAsJsonObject();
     HttpResponse<Buffer> metrics = gateway.client().get("/metrics").send().await();
     assertThat(metrics.statusCode()).isEqualTo(200);
     contentType = metrics.getHeader("Content-Type");
@@ -106,6 +109,17 @@ class MetricsEndpointTest {
     assertThat(scrape.value("quarry_dependency_up", "check", "database")).isEqualTo(1);
     assertThat(scrape.value("quarry_dependency_up", "check", "migrations")).isEqualTo(1);
     assertThat(scrape.value("quarry_dependency_up", "check", "docker")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("reports the missing model endpoint as down without making the gateway unready")
+  void modelNotConfigured() {
+    JsonObject model = readyz.getJsonObject("checks").getJsonObject("model");
+    assertThat(model.getBoolean("ok")).isFalse();
+    assertThat(model.getBoolean("required")).isFalse();
+    assertThat(model.getString("detail")).contains("OPENAI_BASE_URL");
+    assertThat(readyz.getString("status")).isEqualTo("ready");
+    assertThat(scrape.value("quarry_dependency_up", "check", "model")).isZero();
   }
 
   @Test

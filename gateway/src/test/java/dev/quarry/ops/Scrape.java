@@ -60,6 +60,12 @@ record Scrape(List<Sample> samples) {
     return sum;
   }
 
+  /** {@link #value}, or 0 where no such series was exported yet (a label value not seen so far). */
+  double valueOrZero(String name, String... labels) {
+    return samples.stream().anyMatch(s -> s.name().equals(name) && matches(s.labels(), labels))
+        ? value(name, labels) : 0;
+  }
+
   private static boolean matches(Map<String, String> actual, String... wanted) {
     for (int i = 0; i + 1 < wanted.length; i += 2) {
       if (!wanted[i + 1].equals(actual.get(wanted[i]))) {
