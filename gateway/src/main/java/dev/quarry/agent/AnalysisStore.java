@@ -32,8 +32,8 @@ public final class AnalysisStore {
   static final String INSERT_STEP = "INSERT INTO analysis_steps (tenant_id, analysis_id, ordinal, code,"
       + " result, started_at, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
-  static final String INSERT_EVENT = "INSERT INTO analysis_events (tenant_id, analysis_id, seq, type, body)"
-      + " VALUES ($1, $2, $3, $4, $5)";
+  static final String INSERT_EVENTS = "INSERT INTO analysis_events (tenant_id, analysis_id, seq, type, body)"
+      + " SELECT $1, $2, e.seq, e.type, e.body FROM unnest($3::bigint[], $4::text[], $5::text[]) AS e(seq, type, body)";
 
   private static final String COLUMNS = "id, question, scope, preload, budgets, model, status, error_type,"
       + " error_message, answer, program, citations, usage, program_output, created_at, finished_at";
@@ -97,9 +97,12 @@ public final class AnalysisStore {
         startedAt, durationMs)).mapEmpty();
   }
 
-  Future<Void> event(UUID tenantId, UUID analysisId, AnalysisEvent event) {
-    return run(tenantId, INSERT_EVENT, Tuple.of(tenantId, analysisId, event.seq(), event.type(),
-        event.json())).mapEmpty();
+  /** Stores events in one statement: an analysis emits several per step, and each write costs a transaction. */
+  Future<Void> events(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
+    Long[] seqs = events.stream().map(AnalysisEvent::seq).toArray(Long[]::new);
+    String[] types = events.stream().map(AnalysisEvent::type).toArray(String[]::new);
+    String[] bodies = events.stream().map(AnalysisEvent::json).toArray(String[]::new);
+    return run(tenantId, INSERT_EVENTS, Tuple.of(tenantId, analysisId, seqs, types, bodies)).mapEmpty();
   }
 
   /** The analysis with its steps, as the API shows it. */

@@ -26,7 +26,11 @@ public final class LiveAnalysis {
   private final List<AnalysisEvent> events = new ArrayList<>();
   private final List<Consumer<AnalysisEvent>> listeners = new ArrayList<>();
   private final Promise<JsonObject> finished = Promise.promise();
+  /** Events emitted but not yet handed to the store. */
+  private List<AnalysisEvent> unwritten = new ArrayList<>();
+  /** Completes when every event handed to the store so far is written (or failed and logged). */
   private Future<Void> writes = Future.succeededFuture();
+  private boolean writing;
   private long nextSeq = 1;
   private volatile boolean cancelled;
   private volatile Runnable onCancel = () -> {};
@@ -46,16 +50,43 @@ public final class LiveAnalysis {
     return tenantId;
   }
 
-  /** Appends an event, hands it to every listener and queues its write after the ones before it. */
+  /**
+   * Appends an event, hands it to every listener and queues its write. One write is in flight at a
+   * time; what is emitted meanwhile goes in the next one, together: the order is kept and a step's
+   * several events cost one transaction rather than one each.
+   */
   synchronized AnalysisEvent emit(String type, JsonObject data) {
     AnalysisEvent event = AnalysisEvent.of(nextSeq++, type, clock.millis(), data);
     events.add(event);
-    writes = writes.transform(previous -> store.event(tenantId, id, event)
-        .onFailure(e -> log.warn("analysis {}: event {} not stored: {}", id, event.seq(), e.toString())));
+    unwritten.add(event);
+    if (!writing) {
+      writeUnwritten();
+    }
     for (Consumer<AnalysisEvent> listener : List.copyOf(listeners)) {
       listener.accept(event);
     }
     return event;
+  }
+
+  /** Called with the lock held and events waiting: writes them, then whatever came meanwhile. */
+  private void writeUnwritten() {
+    writing = true;
+    List<AnalysisEvent> batch = unwritten;
+    unwritten = new ArrayList<>();
+    writes = store.events(tenantId, id, batch)
+        .onFailure(e -> log.warn("analysis {}: events {}-{} not stored: {}", id, batch.get(0).seq(),
+            batch.get(batch.size() - 1).seq(), e.toString()))
+        .otherwiseEmpty()
+        .compose(v -> {
+          synchronized (this) {
+            if (unwritten.isEmpty()) {
+              writing = false;
+              return Future.<Void>succeededFuture();
+            }
+            writeUnwritten();
+            return writes;
+          }
+        });
   }
 
   /** Completes when every event so far is stored. */
