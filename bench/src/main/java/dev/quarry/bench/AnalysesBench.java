@@ -46,6 +46,7 @@ final class AnalysesBench {
       "y = [i * i for i in range(100)]\nprint(len(y), x)",
       "print('done', x + len(y))");
   private static final int SEQUENTIAL = Integer.getInteger("bench.analyses.sequential", 30);
+  private static final int WARM_UP = Integer.getInteger("bench.analyses.warmup", 20);
   private static final int CONCURRENT = Integer.getInteger("bench.analyses.concurrent", 100);
   private static final double OVERHEAD_TARGET_MS = 5;
 
@@ -76,9 +77,11 @@ final class AnalysesBench {
         client = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
             .setDefaultPort(gateway.port()).setIdleTimeout(0),
             new io.vertx.core.http.PoolOptions().setHttp1MaxSize(CONCURRENT + 10));
-        key = key(tenantId("analyses"));
-        // Warm-up: class loading, JIT, the tenant's warm sandboxes.
-        for (int i = 0; i < 3; i++) {
+        String tenant = tenantId("analyses");
+        key = key(tenant);
+        // Warm-up: class loading and the JIT of every path a step takes (the sandbox bench's cells
+        // settle after some hundred round trips; 3 analyses left the first measured steps cold).
+        for (int i = 0; i < WARM_UP; i++) {
           analyse();
         }
         model.reset();
@@ -88,6 +91,7 @@ final class AnalysesBench {
         Map<String, long[]> cellMs = new HashMap<>();
         Map<String, long[]> roundTripMs = new HashMap<>();
         for (int i = 0; i < SEQUENTIAL; i++) {
+          settle(gateway, UUID.fromString(tenant), sandboxes.poolPerTenant());
           Outcome o = analyse();
           sequentialMs.add(o.durationMs());
           check(o);
@@ -152,6 +156,10 @@ final class AnalysesBench {
             per analysis on the real engine (image `%s`, warm pool of %d per tenant), openai-java over HTTP.
             Each analysis runs %d cells (trivial Python, so that the cell time is small) and then answers.
             The bench's client and model server share the gateway's JVM and the machine's 2 cores.
+            %d untimed analyses warm the JVM first. In the one-at-a-time phase each analysis starts once
+            the warm pool is full again and the previous analysis' container is removed, so that a
+            container start or removal (hundreds of ms of engine work on these two cores) does not run
+            beside the measured steps; the concurrent phase keeps all of that contention.
 
             **Gateway overhead per agent step** = the span from the model server finishing a tool-call reply
             to it receiving the next request of the same analysis, minus the cell's run time as the runner
@@ -186,7 +194,7 @@ final class AnalysesBench {
             - 100 concurrent analyses with zero failures and no containers left: %s
 
             """,
-            sandboxes.image(), pooled, CELLS.size(),
+            sandboxes.image(), pooled, CELLS.size(), WARM_UP,
             solo.row("one analysis at a time"), loaded.row(CONCURRENT + " analyses at once"),
             roundTrip.p50(), roundTrip.p99(), outsideSandbox.ms().p50(), outsideSandbox.ms().p99(),
             soloDuration.p50(), soloDuration.p99(), SEQUENTIAL,
@@ -324,6 +332,21 @@ final class AnalysesBench {
   private static long heapAfterGc() {
     System.gc();
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  /**
+   * Before each analysis of the one-at-a-time phase: the warm pool full again and the previous
+   * analysis' container removed. On two cores a container start (~200 ms of engine and Python
+   * start-up) or removal running beside the measured steps would be counted as their overhead;
+   * the concurrent phase keeps that contention in on purpose. Polled: the engine gives no signal
+   * for a finished removal; bounded at 30 s.
+   */
+  private static void settle(Gateway gateway, UUID tenant, int poolSize) throws InterruptedException {
+    gateway.sandboxes().warm(tenant).await();
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (gateway.sandboxes().liveSandboxIds().size() > poolSize && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
   }
 
   private String tenantId(String name) {
