@@ -4,7 +4,9 @@ import static dev.quarry.sandbox.SessionFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.quarry.proto.sandbox.v1.CellStatus;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -101,6 +103,35 @@ class SandboxServiceTest {
       await(s.close());
       sf.assertClean();
     } finally {
+      sf.close();
+    }
+  }
+  @Test
+  @DisplayName("a gateway restarted while its sandboxes live: the new one removes them at start, the old cell ends typed")
+  void restartWithSandboxesAlive() throws Exception {
+    SessionFixture sf = new SessionFixture(tmp, 1);
+    Vertx restartedVertx = Vertx.vertx();
+    SandboxService restarted = null;
+    try {
+      await(sf.service.warm(sf.fx.tenantA));
+      SandboxSession running = await(sf.service.open(sf.fx.tenantA, Scope.ALL, SessionFixture.Scripted.simple()));
+      Future<CellOutcome> cell = running.execute("n = 0\nwhile True:\n    n = n + 1", sf.options(), null);
+      assertThat(sf.fx.containers()).as("the running and the pooled sandbox").hasSize(2);
+      // The same gateway id starting afresh knows none of them: its start-up reap removes them all.
+      restarted = new SandboxService(restartedVertx, sf.service.settings(),
+          tenant -> Future.succeededFuture(sf.fx.documents(tenant)));
+      await(restarted.start());
+      assertThat(sf.fx.containers()).as("containers after the restart's reap").isEmpty();
+      CellOutcome outcome = await(cell);
+      assertThat(outcome.status()).isEqualTo(CellStatus.CELL_STATUS_KILLED);
+      assertThat(outcome.error().type()).isEqualTo(CellError.SANDBOX_CRASHED);
+      await(sf.service.close());
+      assertThat(sf.fx.runDirs()).as("run directories").isEmpty();
+    } finally {
+      if (restarted != null) {
+        await(restarted.close());
+      }
+      await(restartedVertx.close());
       sf.close();
     }
   }
