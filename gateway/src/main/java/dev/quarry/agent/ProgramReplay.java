@@ -30,7 +30,12 @@ final class ProgramReplay {
     Instant deadline = deps.clock().instant().plusMillis(budgets.wallTimeMs());
     TenantCallbacks tenant = new TenantCallbacks(tenantId, scope, deps.search(), deps.documents(), deps.model(),
         () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars());
-    BudgetedCallbacks callbacks = new BudgetedCallbacks(tenant, budgets, new Citations(), usage -> {});
+    // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did.
+    BudgetedCallbacks callbacks = new BudgetedCallbacks(tenant, budgets, new Citations(), usage -> {
+      if (usage.total() > 0) {
+        deps.service().meter().used(tenantId, usage.total());
+      }
+    });
     SandboxSession session;
     try {
       session = deps.sandboxes().open(tenantId, scope, callbacks).await();
