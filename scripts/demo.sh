@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Quarry demo: start a gateway, ingest the example corpus (a fictional ferry operator's
 # documents in five formats) and show what search returns: a table, a whole section, a paraphrase,
-# and a document's section tree and items. The gateway is stopped on every exit path.
+# a document's section tree and items, and a program run in a sandbox over the same documents
+# (quarry exec). The gateway is stopped on every exit path.
 #
 # Assumes setup and build were done (PostgreSQL running, gateway/target/*.jar built).
 # Environment: JAVA_HOME (optional); QUARRY_DEMO_PORT to pin the port (default: any free port);
@@ -118,5 +119,21 @@ if [[ -n "$report_id" ]]; then
   step "Its first items (items.jsonl), with labels and pages"
   quarry items --limit 8 "$report_id"
 fi
+
+step "Code in a sandbox (quarry exec): a program searches, counts and reads /documents"
+cat > "$work/program.py" <<'PY'
+import json
+from pathlib import Path
+
+docs = await list_documents()
+print(len(docs), "documents:", sorted(d["title"] for d in docs))
+hits = await search("fire on the car deck", limit=3)
+for h in hits:
+    print(round(h["score"], 4), h["document_title"], "|", " > ".join(h["headings"]))
+first = docs[0]["id"]
+items = [json.loads(line) for line in Path("/documents/" + first + "/items.jsonl").read_text().splitlines()]
+{"items": len(items), "labels": sorted(set(i["label"] for i in items))}
+PY
+quarry exec "$work/program.py"
 
 step "Done: stopping the gateway"
