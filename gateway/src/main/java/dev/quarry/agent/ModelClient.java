@@ -112,11 +112,11 @@ public final class ModelClient implements AutoCloseable {
    * {@link #complete} on a virtual thread of its own, within one request timeout: for callers on an
    * event loop.
    */
-  public Future<String> completeLater(String prompt) {
-    Promise<String> promise = Promise.promise();
+  public Future<Completion> completeLater(String prompt) {
+    Promise<Completion> promise = Promise.promise();
     Thread.ofVirtual().name("llm").start(() -> {
       try {
-        promise.complete(complete(prompt, clock.instant().plus(settings.requestTimeout())).text());
+        promise.complete(complete(prompt, clock.instant().plus(settings.requestTimeout())));
       } catch (RuntimeException e) {
         promise.fail(e);
       }

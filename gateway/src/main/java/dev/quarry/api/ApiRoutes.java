@@ -5,6 +5,8 @@ import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ops.Config;
+import dev.quarry.agent.ModelClient;
+import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
@@ -56,7 +58,7 @@ public final class ApiRoutes {
   private final DocumentStore documentStore;
   private final SearchService searchService;
   private final SandboxService sandboxes;
-  private final Function<String, Future<String>> llm;
+  private final Function<String, Future<ModelClient.Completion>> llm;
   private final TenantStore tenants;
   private final Quotas quotas;
   private final AdminRoutes admin;
@@ -76,7 +78,7 @@ public final class ApiRoutes {
    */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
       DocumentStore documentStore, SearchService searchService, TenantStore tenants, Quotas quotas,
-      DocumentsFs documentsFs, SandboxService sandboxes, Function<String, Future<String>> llm) {
+      DocumentsFs documentsFs, SandboxService sandboxes, Function<String, Future<ModelClient.Completion>> llm) {
     this.sandboxes = sandboxes;
     this.llm = llm;
     this.vertx = vertx;
@@ -295,7 +297,22 @@ public final class ApiRoutes {
 
   /** What a sandbox of this tenant and scope may call back into. */
   public GatewayCallbacks callbacks(UUID tenantId, Scope scope) {
-    return new GatewayCallbacks(searchService, documentStore, config, tenantId, scope, llm);
+    return new GatewayCallbacks(searchService, documentStore, config, tenantId, scope,
+        llm == null ? null : prompt -> tenantCompletion(tenantId, prompt));
+  }
+
+  /** One llm() completion on the tenant's daily model tokens: refused once they are spent, counted after. */
+  private Future<String> tenantCompletion(UUID tenantId, String prompt) {
+    return quotas.checkModelTokens(tenantId)
+        .recover(e -> Future.failedFuture(e instanceof QuotaExceeded q
+            ? new CallbackFailure("LimitExceeded", q.getMessage()) : e))
+        .compose(left -> llm.apply(prompt))
+        .compose(c -> quotas.recordModelTokens(tenantId, c.usage().total())
+            .otherwise(e -> {
+              log.warn("llm() tokens of tenant {} not recorded: {}", tenantId, e.toString());
+              return null;
+            })
+            .map(v -> c.text()));
   }
 
   private static ApiError missing(UUID id) {

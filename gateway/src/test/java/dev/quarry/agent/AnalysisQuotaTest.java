@@ -132,6 +132,28 @@ class AnalysisQuotaTest {
     assertAnswered(h.post("/v1/analyses", question("Two, for the default tenant?")));
   }
 
+  @Test
+  @DisplayName("an execution's llm() spends the tenant's daily model tokens and is refused as LimitExceeded once they are spent")
+  void executionLlmTokens() throws Exception {
+    TestGateway.NewTenant t = h.gateway.createTenant("quota-llm");
+    setQuotas(t.id(), new JsonObject().put("model_tokens_per_day", 100));
+    WebClient client = h.gateway.clientFor(t.apiKey());
+    // The scripted server answers every llm() completion itself ("LLM says: ..."), 120 tokens each.
+    JsonObject first = client.post("/v1/executions")
+        .sendJsonObject(new JsonObject().put("code", "await llm('What swims?')")).await().bodyAsJsonObject();
+    assertThat(first.getBoolean("success")).as(first.encode()).isTrue();
+    assertThat(first.getString("stdout")).contains("LLM says");
+    assertThat(tokensToday(t.id())).isEqualTo(120);
+
+    int asked = h.model.requests().size();
+    JsonObject second = client.post("/v1/executions")
+        .sendJsonObject(new JsonObject().put("code", "await llm('And what flies?')")).await().bodyAsJsonObject();
+    assertThat(second.getBoolean("success")).as(second.encode()).isFalse();
+    assertThat(second.getJsonObject("error").getString("type")).isEqualTo("LimitExceeded");
+    assertThat(second.getJsonObject("error").getString("message")).contains("model_tokens_per_day");
+    assertThat(h.model.requests()).as("the model is not asked past the quota").hasSize(asked);
+  }
+
   private static long tokensToday(UUID tenant) throws Exception {
     try (var c = h.gateway.database().jdbc(); var s = c.prepareStatement(
         "SELECT coalesce(sum(tokens), 0) FROM token_usage WHERE tenant_id = ?")) {
