@@ -116,6 +116,8 @@ class SandboxServiceTest {
       await(sf.service.warm(sf.fx.tenantA));
       SandboxSession running = await(sf.service.open(sf.fx.tenantA, Scope.ALL, SessionFixture.Scripted.simple()));
       Future<CellOutcome> cell = running.execute("n = 0\nwhile True:\n    n = n + 1", sf.options(), null);
+      // Taking one started its replacement: wait until it is in the pool too.
+      await(sf.service.warm(sf.fx.tenantA));
       assertThat(sf.fx.containers()).as("the running and the pooled sandbox").hasSize(2);
       // The same gateway id starting afresh knows none of them: its start-up reap removes them all.
       restarted = new SandboxService(restartedVertx, sf.service.settings(),
