@@ -45,6 +45,12 @@ public final class QuarryCorpus {
           s.execute("DROP INDEX " + indexName(def));
         }
       }
+      // COPY refuses a table whose row-level security applies to the caller, and the migrations force
+      // it on the owner too. This throwaway database is loaded by its owner, so the force is lifted
+      // for the load (triggers fill chunk_terms and the statistics under the same rule) and put back.
+      List<String> forced = forcedTables(c);
+      setForce(c, forced, false);
+      try {
       CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
       for (int from = 0; from < docIds.size(); from += COPY_BATCH) {
         int to = Math.min(docIds.size(), from + COPY_BATCH);
@@ -73,6 +79,9 @@ public final class QuarryCorpus {
             + " page_numbers, doc_item_refs, labels, embedding_model, embedding) FROM STDIN",
             new StringReader(chunks.toString()));
       }
+      } finally {
+        setForce(c, forced, true);
+      }
       try (Statement s = c.createStatement()) {
         s.execute("SET maintenance_work_mem = '512MB'");
         for (String def : indexes) {
@@ -84,6 +93,27 @@ public final class QuarryCorpus {
       }
     }
     return corpus;
+  }
+
+  /** The tables of the current schema whose row-level security also holds their owner. */
+  static List<String> forcedTables(Connection c) throws SQLException {
+    List<String> tables = new ArrayList<>();
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT relname FROM pg_class WHERE relkind = 'r' AND relforcerowsecurity"
+            + " AND relnamespace = current_schema()::regnamespace")) {
+      while (rs.next()) {
+        tables.add(rs.getString(1));
+      }
+    }
+    return tables;
+  }
+
+  private static void setForce(Connection c, List<String> tables, boolean force) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      for (String t : tables) {
+        s.execute("ALTER TABLE " + t + (force ? " FORCE" : " NO FORCE") + " ROW LEVEL SECURITY");
+      }
+    }
   }
 
   /** The CREATE INDEX statements of a table's indexes that no constraint owns. */
