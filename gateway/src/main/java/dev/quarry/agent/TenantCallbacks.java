@@ -9,7 +9,6 @@ import dev.quarry.store.DocumentStore;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
@@ -66,11 +65,7 @@ final class TenantCallbacks implements Callbacks {
   public Future<JsonArray> listDocuments() {
     return documents.list(tenantId).map(all -> {
       JsonArray out = new JsonArray();
-      all.stream().filter(d -> scope.includes(d.id())).forEach(d -> out.add(new JsonObject()
-          .put("id", d.id().toString())
-          .put("title", d.title())
-          .put("uri", d.uri())
-          .put("created_at", d.createdAt().toInstant().toString())));
+      all.stream().filter(d -> scope.includes(d.id())).forEach(d -> out.add(d.metadataJson()));
       return out;
     });
   }

@@ -54,7 +54,7 @@ public final class GatewayCallbacks implements Callbacks {
     }
     return search.search(tenantId, request).map(hits -> {
       JsonArray out = new JsonArray();
-      hits.forEach(h -> out.add(WireFormat.hit(h)));
+      hits.forEach(h -> out.add(h.toJson()));
       return out;
     });
   }
@@ -65,11 +65,7 @@ public final class GatewayCallbacks implements Callbacks {
       JsonArray out = new JsonArray();
       for (DocumentSummary d : all) {
         if (scope.includes(d.id())) {
-          out.add(new JsonObject()
-              .put("id", d.id().toString())
-              .put("title", d.title())
-              .put("uri", d.uri())
-              .put("created_at", d.createdAt().toString()));
+          out.add(d.metadataJson());
         }
       }
       return out;

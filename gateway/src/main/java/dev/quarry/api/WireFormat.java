@@ -42,23 +42,9 @@ final class WireFormat {
         .put("chunk_count", r.chunkCount());
   }
 
-  static JsonObject hit(SearchHit h) {
-    return new JsonObject()
-        .put("chunk_id", h.chunkId().toString())
-        .put("content", h.content())
-        .put("document_id", h.documentId().toString())
-        .put("document_title", h.documentTitle())
-        .put("document_uri", h.documentUri())
-        .put("score", h.score())
-        .put("page_numbers", new JsonArray(List.copyOf(h.pageNumbers())))
-        .put("headings", new JsonArray(List.copyOf(h.headings())))
-        .put("doc_item_refs", new JsonArray(List.copyOf(h.docItemRefs())))
-        .put("labels", new JsonArray(List.copyOf(h.labels())));
-  }
-
   static JsonObject results(List<SearchHit> hits) {
     JsonArray array = new JsonArray();
-    hits.forEach(h -> array.add(hit(h)));
+    hits.forEach(h -> array.add(h.toJson()));
     return new JsonObject().put("results", array);
   }
 

@@ -1,5 +1,6 @@
 package dev.quarry.store;
 
+import io.vertx.core.json.JsonObject;
 import java.time.OffsetDateTime;
 import java.util.UUID;
 
@@ -15,4 +16,13 @@ public record DocumentSummary(
     int chunkCount,
     int version,
     OffsetDateTime createdAt,
-    OffsetDateTime updatedAt) {}
+    OffsetDateTime updatedAt) {
+  /** The keys of metadata.json and of list_documents() (CONTRACT.md), created_at as a UTC instant. */
+  public JsonObject metadataJson() {
+    return new JsonObject()
+        .put("id", id.toString())
+        .put("title", title)
+        .put("uri", uri)
+        .put("created_at", createdAt.toInstant().toString());
+  }
+}
