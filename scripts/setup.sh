@@ -313,6 +313,17 @@ SQL
     say "role quarry_app created/updated"
 }
 
+# Tests drop their databases WITH (FORCE), as quarry, while a gateway's quarry_app connections may
+# still be closing: terminating another role's session needs pg_signal_backend.
+ensure_signal_backend() {
+    local member
+    member=$(pg_super -d postgres -c "select pg_has_role('quarry', 'pg_signal_backend', 'member')::text")
+    if [[ $member != true ]]; then
+        pg_super -d postgres -c "GRANT pg_signal_backend TO quarry"
+        say "role quarry may end other roles' sessions (pg_signal_backend)"
+    fi
+}
+
 ensure_database() {
     local owner
     owner=$(pg_super -d postgres -c "select pg_get_userbyid(datdba) from pg_database where datname = 'quarry'")
@@ -389,6 +400,7 @@ step_database() {
     ensure_server_settings
     ensure_role
     ensure_app_role
+    ensure_signal_backend
     ensure_database
     ensure_vector_extension
     ensure_tcp_password_auth
