@@ -67,9 +67,14 @@ EOF
 }
 
 build() {
-  local base
+  local base previous
   base="$(base_image)"
+  previous="$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)"
   quiet docker build -q --build-arg JRE_IMAGE="$base" -t "$image" "$root/gateway"
+  # Each new jar is a new layer of a few hundred MB: the image it replaces goes, not to fill the disk.
+  if [[ -n "$previous" && "$previous" != "$(docker image inspect -f '{{.Id}}' "$image")" ]]; then
+    docker rmi "$previous" >/dev/null 2>&1 || true
+  fi
   say "built $image on $base"
 }
 
