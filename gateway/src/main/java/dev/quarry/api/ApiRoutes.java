@@ -7,6 +7,7 @@ import dev.quarry.ingest.IngestService;
 import dev.quarry.ops.Config;
 import dev.quarry.agent.ModelClient;
 import dev.quarry.sandbox.CallbackFailure;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
@@ -333,6 +334,8 @@ public final class ApiRoutes {
     }
     if (unwrap(ctx.failure()) instanceof QuotaExceeded over) {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
+    } else if (unwrap(ctx.failure()) instanceof SandboxCapacityExhausted full) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()));
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
@@ -359,6 +362,7 @@ public final class ApiRoutes {
       case ApiError e -> e;
       case IngestException e -> ingestError(e);
       case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
+      case SandboxCapacityExhausted e -> new ApiError(503, "sandbox_capacity_exhausted", e.getMessage());
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);

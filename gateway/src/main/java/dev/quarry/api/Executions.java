@@ -6,6 +6,7 @@ import dev.quarry.sandbox.CellError;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.SandboxSession;
 import dev.quarry.sandbox.Scope;
@@ -105,8 +106,8 @@ final class Executions {
     HttpServerResponse response = ctx.response();
     knownScope(tenantId, request.scope())
         .compose(known -> sandboxes.open(tenantId, request.scope(), callbacks.apply(request.scope()))
-            .recover(e -> Future.failedFuture(new ApiError(503, "sandbox_unavailable",
-                "no sandbox could be started: " + e.getMessage()))))
+            .recover(e -> Future.failedFuture(e instanceof SandboxCapacityExhausted ? e
+                : new ApiError(503, "sandbox_unavailable", "no sandbox could be started: " + e.getMessage()))))
         .onFailure(ctx::fail)
         .onSuccess(session -> run(ctx, response, session, request));
   }
