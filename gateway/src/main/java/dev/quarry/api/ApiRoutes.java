@@ -6,6 +6,7 @@ import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ops.Config;
 import dev.quarry.agent.ModelClient;
+import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxService;
@@ -297,13 +298,13 @@ public final class ApiRoutes {
   }
 
   /** What a sandbox of this tenant and scope may call back into. */
-  public GatewayCallbacks callbacks(UUID tenantId, Scope scope) {
-    return new GatewayCallbacks(searchService, documentStore, config, tenantId, scope,
-        llm == null ? null : prompt -> tenantCompletion(tenantId, prompt));
+  public TenantCallbacks callbacks(UUID tenantId, Scope scope) {
+    return new TenantCallbacks(tenantId, scope, searchService, documentStore, config.searchMaxLimit(),
+        config.maxQueryChars(), llm == null ? null : prompt -> tenantCompletion(tenantId, prompt));
   }
 
   /** One llm() completion on the tenant's daily model tokens: refused once they are spent, counted after. */
-  private Future<String> tenantCompletion(UUID tenantId, String prompt) {
+  private Future<ModelClient.Completion> tenantCompletion(UUID tenantId, String prompt) {
     return quotas.checkModelTokens(tenantId)
         .recover(e -> Future.failedFuture(e instanceof QuotaExceeded q
             ? new CallbackFailure("LimitExceeded", q.getMessage()) : e))
@@ -313,7 +314,7 @@ public final class ApiRoutes {
               log.warn("llm() tokens of tenant {} not recorded: {}", tenantId, e.toString());
               return null;
             })
-            .map(v -> c.text()));
+            .map(v -> c));
   }
 
   private static ApiError missing(UUID id) {

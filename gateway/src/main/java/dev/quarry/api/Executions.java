@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.proto.sandbox.v1.CellStatus;
 import dev.quarry.sandbox.CellError;
@@ -30,13 +31,13 @@ import java.util.function.Function;
 final class Executions {
   private final SandboxService sandboxes;
   private final DocumentStore documents;
-  private final Function<Scope, GatewayCallbacks> callbacks;
+  private final Function<Scope, TenantCallbacks> callbacks;
 
   /**
    * @param sandboxes null when this gateway cannot run sandboxes (every request then gets 503)
    * @param callbacks the tenant's callbacks for a scope
    */
-  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, GatewayCallbacks> callbacks) {
+  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, TenantCallbacks> callbacks) {
     this.sandboxes = sandboxes;
     this.documents = documents;
     this.callbacks = callbacks;
