@@ -82,7 +82,24 @@ public final class SandboxService {
 
   /** Reaps leftovers of earlier runs and starts the periodic reaper. */
   public Future<Void> start() {
-    return reaper.start(vertx).mapEmpty();
+    return reaper.start(vertx).<Void>mapEmpty().onSuccess(v -> checkEngineMemory());
+  }
+
+  /**
+   * Says so at start-up when the engine has less memory than the limit's sandboxes may take: then
+   * the kernel, not the limit, decides which sandbox dies under load.
+   */
+  private void checkEngineMemory() {
+    long needed = (long) settings.maxActive() * settings.limits().memoryBytes();
+    vertx.executeBlocking(() -> docker.infoCmd().exec().getMemTotal(), false).onComplete(ar -> {
+      if (ar.succeeded() && ar.result() != null && ar.result() < needed) {
+        LOG.warn("QUARRY_SANDBOX_MAX_ACTIVE={} sandboxes of {} MiB need {} MiB, but the Docker engine has {} MiB;"
+            + " lower QUARRY_SANDBOX_MAX_ACTIVE or QUARRY_SANDBOX_MEMORY_MIB", settings.maxActive(),
+            settings.limits().memoryBytes() >> 20, needed >> 20, ar.result() >> 20);
+      } else if (ar.failed()) {
+        LOG.debug("reading the engine's memory: {}", ar.cause().toString());
+      }
+    });
   }
 
   public SandboxSettings settings() {

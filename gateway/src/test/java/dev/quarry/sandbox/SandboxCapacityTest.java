@@ -193,6 +193,23 @@ class SandboxCapacityTest {
     }
   }
 
+  @Test
+  @DisplayName("the settings have their documented defaults, and a bad value is refused naming the setting and its bounds")
+  void settings() {
+    SandboxSettings defaults = SandboxSettings.fromEnv(Map.of());
+    assertThat(defaults.maxActive()).isEqualTo(16);
+    assertThat(defaults.maxWait()).isEqualTo(Duration.ofSeconds(10));
+    SandboxSettings set = SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_MAX_ACTIVE", "3", "QUARRY_SANDBOX_WAIT_MS", "0"));
+    assertThat(set.maxActive()).isEqualTo(3);
+    assertThat(set.maxWait()).isZero();
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_MAX_ACTIVE", "1025")))
+        .hasMessage("QUARRY_SANDBOX_MAX_ACTIVE=1025 is out of bounds [1, 1024]");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_MAX_ACTIVE", "many")))
+        .hasMessage("QUARRY_SANDBOX_MAX_ACTIVE=many is not an integer");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_WAIT_MS", "600001")))
+        .hasMessage("QUARRY_SANDBOX_WAIT_MS=600001 is out of bounds [0, 600000]");
+  }
+
   private static CellOptions wall(SessionFixture sf, long ms) {
     return new CellOptions(ms, sf.options().maxOutputChars(), List.of());
   }
