@@ -68,7 +68,9 @@ final class AnalysesBench {
       SandboxSettings env = SandboxSettings.fromEnv(System.getenv());
       SandboxSettings sandboxes = new SandboxSettings(env.dockerHost(), env.image(), env.command(), env.user(),
           gatewayId, Files.createDirectories(dataDir.resolve("run")), env.limits(), env.maxLimits(),
-          env.poolPerTenant(), env.reapInterval(), false);
+          env.poolPerTenant(), env.reapInterval(), false,
+          // Room for every concurrent analysis: this measures the loop under contention, not the limit.
+          Math.max(env.maxActive(), Math.min(SandboxSettings.MAX_ACTIVE_BOUND, CONCURRENT + 16)), env.maxWait());
       Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, new QuarryMetrics(),
           new Gateway.AgentWiring(agent, sandboxes));
       StringBuilder md = new StringBuilder();

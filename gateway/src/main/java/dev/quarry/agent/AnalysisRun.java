@@ -13,6 +13,7 @@ import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxSession;
 import io.vertx.core.Future;
 import io.vertx.core.json.DecodeException;
@@ -180,6 +181,9 @@ final class AnalysisRun implements Runnable {
         throw e;
       }
       log.warn("analysis {}: no sandbox: {}", live.id(), e.toString());
+      if (e instanceof SandboxCapacityExhausted) {
+        throw new Stop(End.failed("SandboxCapacityExhausted", e.getMessage()));
+      }
       throw new Stop(End.failed("SandboxUnavailable", "no sandbox could be started for this analysis: "
           + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())));
     }

@@ -50,7 +50,7 @@ class SandboxServiceTest {
   @Test
   @DisplayName("runs 20 sandboxes at once, each cell with a callback, and leaves nothing behind")
   void concurrent() throws Exception {
-    SessionFixture sf = new SessionFixture(tmp, 0);
+    SessionFixture sf = new SessionFixture(tmp, 0, SandboxLimits.DEFAULTS, 20, SandboxSettings.DEFAULT_MAX_WAIT);
     try {
       List<Future<CellOutcome>> cells = new ArrayList<>();
       List<Future<SandboxSession>> opened = new ArrayList<>();
