@@ -162,10 +162,13 @@ final class AnalysesBench {
             beside the measured steps; the concurrent phase keeps all of that contention.
 
             **Gateway overhead per agent step** = the span from the model server finishing a tool-call reply
-            to it receiving the next request of the same analysis, minus the cell's run time as the runner
+            to it having received the whole of the next request of the same analysis (its body's last byte,
+            not its headers: until then no model can start), minus the cell's run time as the runner
             in the sandbox measured it (whole milliseconds, so the overhead reads up to 1 ms high). It covers
             parsing the reply, emitting and storing events and the step, the gRPC round trip to the sandbox and
             back, and building and sending the next model request; the model's time is outside it by construction.
+            (Before 2026-11-30 the span ended at the next request's headers: that left out the ~40 ms a request
+            body's tail waited on Nagle's algorithm and a delayed ACK, which the model client no longer does.)
 
             | phase | steps | overhead p50 ms | p95 ms | p99 ms | mean ms | span p50 ms (incl. cell) |
             |---|---:|---:|---:|---:|---:|---:|
@@ -180,7 +183,7 @@ final class AnalysesBench {
             | measurement | value |
             |---|---|
             | analyses one at a time: duration p50 / p99 | %.0f ms / %.0f ms (%d analyses) |
-            | scripted model server's own time per request p50 / p99 | %.2f ms / %.2f ms |
+            | scripted model server's own time per request (whole request in to reply sent) p50 / p99 | %.2f ms / %.2f ms |
             | %d concurrent analyses: wall time | %.1f s |
             | throughput | %.1f analyses/s (%.1f steps/s) |
             | duration p50 / p99 | %.0f ms / %.0f ms |
