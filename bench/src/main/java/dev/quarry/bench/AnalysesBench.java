@@ -34,7 +34,7 @@ import java.util.UUID;
  * overhead per agent step, on analyses run one after another; then 100 analyses at once.
  *
  * <p>Overhead per step: for each cell, the span from the model server finishing its tool-call reply
- * to it receiving the next request of that analysis, minus the cell's run time as the sandbox's
+ * to it having received the whole next request of that analysis, minus the cell's run time as the sandbox's
  * runner measured it. What is left is the gateway's: parsing the reply, events and their storage,
  * the gRPC round trip to the sandbox, building and sending the next request. The model's own time
  * is outside the span by construction.
