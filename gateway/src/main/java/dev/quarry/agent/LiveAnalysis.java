@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * An analysis while it runs: its events in order (kept in memory, handed to listeners at once and
  * written to the store in the same order, a model turn's worth at a time, together with the steps
- * that ended and the usage), the streams listening to them, and the means to cancel it. Events come from the
- * loop's thread and from the sandbox's event loop alike, hence the lock.
+ * that ended and the usage), the streams listening to them, and the means to cancel it. Events
+ * come from the loop's thread and from the sandbox's event loop alike, hence the lock.
  */
 public final class LiveAnalysis {
   private static final Logger log = LoggerFactory.getLogger(LiveAnalysis.class);
@@ -116,9 +116,9 @@ public final class LiveAnalysis {
           if (writeFailure == null) {
             writeFailure = e;
           }
+          log.warn("analysis {}: {} events, {} steps{} not stored: {}", id, batch.size(), steps.size(),
+              usage == null ? "" : " and its usage", e.toString());
         })
-        .onFailure(e -> log.warn("analysis {}: {} events, {} steps{} not stored: {}", id, batch.size(), steps.size(),
-            usage == null ? "" : " and its usage", e.toString()))
         .otherwiseEmpty()
         .compose(v -> {
           synchronized (this) {
