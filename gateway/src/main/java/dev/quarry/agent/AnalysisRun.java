@@ -408,8 +408,8 @@ final class AnalysisRun implements Runnable {
       Future.join(writes).otherwiseEmpty().await();
       if (live.writeFailure() != null) {
         // Whatever the loop's end, its record lacks steps or events: say so rather than succeed.
-        end = End.failed("StorageFailed", "the analysis ran but part of its record could not be stored: "
-            + live.writeFailure().getMessage());
+        end = End.failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
+            + " be stored; the gateway's log has the details");
         answer = null;
       }
       describeFileCitations();
