@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * local port that, for every conversation, asks for the scripted cells one by one and then answers.
  * It keeps no script state (the number of tool results in a request says which turn it is), so any
  * number of analyses can run at once. For each conversation it notes when it finished sending a
- * reply and when the next request arrived: the span in between is all the gateway's (and the
- * sandbox's), none of it the model's.
+ * reply and when the whole of the next request arrived: the span in between is all the gateway's
+ * (and the sandbox's), none of it the model's.
  */
 final class BenchModelServer implements AutoCloseable {
   /** The span between sending a tool-call reply and receiving the next request of the same conversation. */
@@ -57,8 +57,10 @@ final class BenchModelServer implements AutoCloseable {
   }
 
   private void handle(HttpServerRequest req) {
-    long arrived = System.nanoTime();
     req.body().onSuccess(body -> {
+      // Arrived = the whole request is in: a model can start only then. The headers come first and
+      // can be far ahead of the body's end (a sender held back by Nagle's algorithm, say).
+      long arrived = System.nanoTime();
       if (!req.path().endsWith("/chat/completions")) {
         req.response().setStatusCode(404).end();
         return;

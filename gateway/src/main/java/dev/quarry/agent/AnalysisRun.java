@@ -55,8 +55,10 @@ final class AnalysisRun implements Runnable {
   private final AtomicLong completionTokens = new AtomicLong();
   private final AtomicReference<SandboxSession> session = new AtomicReference<>();
   private final List<ChatCompletionMessageParam> messages = new ArrayList<>();
-  /** Step and usage writes, all awaited before the end is recorded. */
+  /** Token metering writes, all awaited before the end is recorded. */
   private final List<Future<Void>> writes = new ArrayList<>();
+  /** Tokens used and not yet reported to the meter (llm() calls add to it from the sandbox's event loop). */
+  private final AtomicLong unmetered = new AtomicLong();
   private BudgetedCallbacks callbacks;
   private Instant deadline;
   private int turns;
@@ -223,6 +225,9 @@ final class AnalysisRun implements Runnable {
   }
 
   private ChatCompletion askModel() {
+    // What the last turn did is stored while the model thinks, not beside the steps.
+    live.store();
+    meter();
     try {
       ChatCompletion reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
       turns++;
@@ -243,8 +248,13 @@ final class AnalysisRun implements Runnable {
   private void addTokens(Usage usage) {
     promptTokens.addAndGet(usage.promptTokens());
     completionTokens.addAndGet(usage.completionTokens());
-    if (usage.total() > 0) {
-      writes.add(deps.service().meter().used(live.tenantId(), usage.total()));
+    unmetered.addAndGet(usage.total());
+  }
+
+  private void meter() {
+    long tokens = unmetered.getAndSet(0);
+    if (tokens > 0) {
+      writes.add(deps.service().meter().used(live.tenantId(), tokens));
     }
   }
 
@@ -261,7 +271,7 @@ final class AnalysisRun implements Runnable {
         .put("tool_calls", toolCalls)
         .put("usage", new JsonObject().put("prompt_tokens", usage.promptTokens())
             .put("completion_tokens", usage.completionTokens())));
-    writes.add(deps.store().usage(live.tenantId(), live.id(), usageJson()));
+    live.usage(usageJson());
   }
 
   private void runToolCall(ChatCompletionMessageToolCall call) {
@@ -306,7 +316,7 @@ final class AnalysisRun implements Runnable {
       throw new Stop(End.failed("SandboxUnavailable", "the sandbox could not run the code: " + e.getMessage()));
     }
     JsonObject result = outcome.toToolResult();
-    writes.add(deps.store().step(live.tenantId(), live.id(), step, code, result, startedAt, outcome.durationMs()));
+    live.step(new AnalysisStore.StepRecord(step, code, result, startedAt, outcome.durationMs()));
     live.emit(AnalysisEvent.CELL_RESULT, new JsonObject().put("step", step).put("result", result));
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
         .toolCallId(function.id()).content(result.encode()).build()));
@@ -397,7 +407,15 @@ final class AnalysisRun implements Runnable {
     JsonObject usage = usageJson();
     FinalAnswer answer = end.answer();
     try {
+      meter();
+      live.flushed().await();
       Future.join(writes).otherwiseEmpty().await();
+      if (live.writeFailure() != null) {
+        // Whatever the loop's end, its record lacks steps or events: say so rather than succeed.
+        end = End.failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
+            + " be stored; the gateway's log has the details");
+        answer = null;
+      }
       describeFileCitations();
       cited = citations.toJson();
       deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),

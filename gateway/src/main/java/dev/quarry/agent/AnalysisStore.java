@@ -99,10 +99,41 @@ public final class AnalysisStore {
 
   /** Stores events in one statement: an analysis emits several per step, and each write costs a transaction. */
   Future<Void> events(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
+    return run(tenantId, INSERT_EVENTS, eventsTuple(tenantId, analysisId, events)).mapEmpty();
+  }
+
+  /** A finished step, as stored. */
+  record StepRecord(int ordinal, String code, JsonObject result, OffsetDateTime startedAt, long durationMs) {}
+
+  /**
+   * What an analysis did since its last write, in one transaction: its events, the steps that
+   * ended and its usage so far (each part may be empty). One transaction a model turn, not one per
+   * event batch, step and usage update: those all ran beside the next step on the same two cores.
+   */
+  Future<Void> progress(UUID tenantId, UUID analysisId, List<AnalysisEvent> events, List<StepRecord> steps,
+      JsonObject usage) {
+    return Database.inTenant(pool, tenantId, conn -> {
+      Future<?> done = Future.succeededFuture();
+      if (!events.isEmpty()) {
+        done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(eventsTuple(tenantId, analysisId, events)));
+      }
+      if (!steps.isEmpty()) {
+        List<Tuple> rows = steps.stream().map(st -> Tuple.of(tenantId, analysisId, st.ordinal(), st.code(),
+            st.result(), st.startedAt(), st.durationMs())).toList();
+        done = done.compose(v -> conn.preparedQuery(INSERT_STEP).executeBatch(rows));
+      }
+      if (usage != null) {
+        done = done.compose(v -> conn.preparedQuery(UPDATE_USAGE).execute(Tuple.of(tenantId, analysisId, usage)));
+      }
+      return done.mapEmpty();
+    });
+  }
+
+  private static Tuple eventsTuple(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
     Long[] seqs = events.stream().map(AnalysisEvent::seq).toArray(Long[]::new);
     String[] types = events.stream().map(AnalysisEvent::type).toArray(String[]::new);
     String[] bodies = events.stream().map(AnalysisEvent::json).toArray(String[]::new);
-    return run(tenantId, INSERT_EVENTS, Tuple.of(tenantId, analysisId, seqs, types, bodies)).mapEmpty();
+    return Tuple.of(tenantId, analysisId, seqs, types, bodies);
   }
 
   /** The analysis with its steps, as the API shows it. */

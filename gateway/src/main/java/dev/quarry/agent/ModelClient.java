@@ -25,6 +25,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
+import okhttp3.OkHttpClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +43,8 @@ public final class ModelClient implements AutoCloseable {
 
   private final AgentSettings settings;
   private final OpenAIClient client;
+  /** The HTTP client under {@link #client}: openai-java borrows it and leaves closing it to us. */
+  private final OkHttpClient http;
   private final CircuitBreaker breaker;
   private final Clock clock;
   private final QuarryMetrics metrics;
@@ -63,15 +66,33 @@ public final class ModelClient implements AutoCloseable {
     this.metrics = metrics;
     this.clock = clock;
     this.breaker = new CircuitBreaker(settings.breakerThreshold(), settings.breakerCooldown(), clock);
+    this.http = settings.modelConfigured() ? httpClient(settings) : null;
     this.client = settings.modelConfigured()
         ? OpenAIOkHttpClient.builder()
+            .okHttpClient(http)
             .baseUrl(settings.baseUrl())
             // Local servers (vLLM, Ollama, llama.cpp) take any key; the client insists on one.
             .apiKey(settings.apiKey().isBlank() ? "unused" : settings.apiKey())
             .maxRetries(0)
-            .timeout(Timeout.builder().connect(settings.connectTimeout()).request(settings.requestTimeout()).build())
             .build()
         : null;
+  }
+
+  /**
+   * The HTTP client openai-java would build for itself (the same timeouts, no redirects) but on
+   * sockets without Nagle's algorithm. openai-java adds its own safeguards (no retry on a failed
+   * connection, the API key never sent on to another host) to the client it borrows.
+   */
+  static OkHttpClient httpClient(AgentSettings settings) {
+    return new OkHttpClient.Builder()
+        .socketFactory(new NoDelaySocketFactory())
+        .connectTimeout(settings.connectTimeout())
+        .readTimeout(settings.requestTimeout())
+        .writeTimeout(settings.requestTimeout())
+        .callTimeout(settings.requestTimeout())
+        .followRedirects(false)
+        .followSslRedirects(false)
+        .build();
   }
 
   public boolean configured() {
@@ -316,6 +337,8 @@ public final class ModelClient implements AutoCloseable {
   public void close() {
     if (client != null) {
       client.close();
+      http.dispatcher().executorService().shutdown();
+      http.connectionPool().evictAll();
     }
   }
 }

@@ -11,10 +11,13 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionMessageParam;
 import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.net.Socket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -73,6 +76,30 @@ class ModelClientTest {
     assertThat(tool.getString("name")).isEqualTo("execute_code");
     assertThat(tool.getJsonObject("parameters").getJsonArray("required").getList()).containsExactly("code");
     assertThat(server.requests().get(0).getString("model")).isEqualTo("scripted");
+  }
+
+  @Test
+  @DisplayName("a conversation many TCP segments long reaches the endpoint whole, with the API key")
+  void largeRequest() {
+    server.then(execute("print(1)"));
+    String question = "q".repeat(200_000);
+    client.chat(List.of(ChatCompletionMessageParam.ofUser(ChatCompletionUserMessageParam.builder()
+        .content(question).build())), List.of(ExecuteCodeTool.DEFINITION), Instant.now().plusSeconds(30));
+    JsonObject request = server.requests().get(0);
+    assertThat(request.getJsonArray("messages").getJsonObject(0).getString("content")).isEqualTo(question);
+    assertThat(server.authorizations()).containsExactly("Bearer test-key");
+  }
+
+  @Test
+  @DisplayName("the model's connections send at once (TCP_NODELAY): a request body over one segment"
+      + " does not wait for the endpoint's delayed ACK")
+  void noNagle() throws Exception {
+    OkHttpClient http = ModelClient.httpClient(settings(4, 10));
+    try (Socket socket = http.socketFactory().createSocket()) {
+      assertThat(socket.getTcpNoDelay()).isTrue();
+    }
+    assertThat(http.followRedirects()).as("the API key is never sent on to another host").isFalse();
+    assertThat(http.callTimeoutMillis()).isEqualTo(settings(4, 10).requestTimeout().toMillis());
   }
 
   @Test
