@@ -394,11 +394,16 @@ final class AnalysisRun implements Runnable {
     FinalAnswer answer = end.answer();
     try {
       Future.join(writes).otherwiseEmpty().await();
-      describeFileCitations();
+      try {
+        describeFileCitations();
+      } catch (RuntimeException e) {
+        // Titles of cited files are a nicety; their lookup failing must not cost the recorded end.
+        log.warn("analysis {}: cited files left without titles: {}", live.id(), e.toString());
+      }
       cited = citations.toJson();
-      deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
+      deps.store().finishDurably(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
           end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
-          usage)).await();
+          usage));
     } catch (RuntimeException e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }

@@ -1,6 +1,7 @@
 package dev.quarry.agent;
 
 import dev.quarry.store.Database;
+import dev.quarry.store.DatabaseUnavailable;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -8,6 +9,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -86,6 +88,37 @@ public final class AnalysisStore {
             .addValue(outcome.usage()))
         .mapEmpty();
   }
+
+  /**
+   * Records how the analysis ended, trying again while the database is out of reach (a restart, a
+   * failover), with back-off, for up to {@link #END_RETRY}: an analysis that ends while PostgreSQL
+   * restarts must not stay "running" in its record. Blocks: call it from the analysis' own
+   * (virtual) thread.
+   */
+  void finishDurably(UUID tenantId, UUID id, Outcome outcome) {
+    long deadline = System.nanoTime() + END_RETRY.toNanos();
+    long backoffMs = 100;
+    while (true) {
+      try {
+        finish(tenantId, id, outcome).await();
+        return;
+      } catch (RuntimeException e) {
+        if (!DatabaseUnavailable.matches(e) || System.nanoTime() + backoffMs * 1_000_000 > deadline) {
+          throw e;
+        }
+      }
+      try {
+        Thread.sleep(backoffMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while recording the end of analysis " + id, e);
+      }
+      backoffMs = Math.min(backoffMs * 2, 5_000);
+    }
+  }
+
+  /** How long {@link #finishDurably} keeps trying while the database is unreachable. */
+  static final Duration END_RETRY = Duration.ofSeconds(90);
 
   /** How an analysis ended, as stored. */
   record Outcome(String status, String errorType, String errorMessage, String answer, String program,

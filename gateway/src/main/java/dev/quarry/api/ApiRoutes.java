@@ -10,6 +10,7 @@ import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
+import dev.quarry.store.DatabaseUnavailable;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.tenancy.ApiKeys;
@@ -333,6 +334,8 @@ public final class ApiRoutes {
     }
     if (unwrap(ctx.failure()) instanceof QuotaExceeded over) {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
+    } else if (error.code().equals("database_unavailable")) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, "5");
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
@@ -359,6 +362,8 @@ public final class ApiRoutes {
       case ApiError e -> e;
       case IngestException e -> ingestError(e);
       case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
+      case Throwable e when DatabaseUnavailable.matches(e) -> new ApiError(503, "database_unavailable",
+          "the database is unreachable for the moment (restarting or failing over); retry shortly");
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);
