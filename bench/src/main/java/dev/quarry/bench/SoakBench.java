@@ -151,9 +151,11 @@ final class SoakBench {
       double loadSeconds = (System.nanoTime() - t0) / 1e9;
       SoakGateway.Exit finalExit = gateway.terminate(Duration.ofSeconds(DRAIN_GRACE_SECONDS + 90), Duration.ofSeconds(DRAIN_GRACE_SECONDS + 12));
       int leftContainers = containers(dockerHost, gatewayId).size();
+      // Sandboxes' socket directories are run/<gateway id>/<sandbox id>: the gateway's own may stay.
       List<String> leftDirs;
-      try (var entries = Files.list(runDir)) {
-        leftDirs = entries.map(p -> p.getFileName().toString()).toList();
+      try (var entries = Files.walk(runDir, 2)) {
+        leftDirs = entries.filter(p -> runDir.relativize(p).getNameCount() == 2).map(p -> runDir.relativize(p).toString())
+            .toList();
       }
       Map<String, String[]> recorded = recorded(cluster);
       md.append(report(gatewayId, loadSeconds, finalExit, leftContainers, leftDirs, recorded, model));
@@ -229,8 +231,13 @@ final class SoakBench {
       pending.cancel(true);
       return new Attempt(null, start, System.nanoTime(), "stuck", null);
     } catch (ExecutionException e) {
+      // A POST on a kept-alive connection the stopping gateway closed gets no response at all; it
+      // never reached the gateway, so the client retries it like a refused one. Any analysis it
+      // might have started is in the database all the same, and checked there.
       String why = e.getCause() instanceof java.net.ConnectException ? "refused: no gateway listening"
-          : "broken: " + e.getCause();
+          : String.valueOf(e.getCause()).contains("header parser received no bytes")
+              ? "refused: connection closed before a response"
+              : "broken: " + e.getCause();
       return new Attempt(null, start, System.nanoTime(), why, null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -269,24 +276,32 @@ final class SoakBench {
     List<String> notes = new ArrayList<>();
     long start = System.nanoTime();
     // The oldest running one first: the warm pool's are the newest (each one taken is replaced at
-    // once), so the oldest is the one most likely running an analysis' cells. One may be removed
-    // between the listing and the kill (its analysis ended): then the next.
-    List<Container> running = containers(dockerHost, gatewayId).stream().filter(c -> "running".equals(c.getState()))
-        .sorted(Comparator.comparingLong(Container::getCreated)).toList();
+    // once), so the oldest is the one most likely running an analysis' cells. Under this load a
+    // sandbox lives a second or two, and one may be removed between the listing and the kill (its
+    // analysis ended): then the next, listing again when all of them went, for up to 30 s.
+    long deadline = start + TimeUnit.SECONDS.toNanos(30);
+    int listed = 0;
     try (DockerClient docker = ContainerLauncher.connect(dockerHost)) {
-      for (Container victim : running) {
-        try {
-          docker.killContainerCmd(victim.getId()).exec();
-        } catch (NotFoundException | ConflictException gone) {
-          continue;
+      while (notes.isEmpty() && System.nanoTime() < deadline) {
+        List<Container> running = docker.listContainersCmd().withStatusFilter(List.of("running"))
+            .withLabelFilter(Map.of(ContainerLauncher.LABEL_GATEWAY, gatewayId)).exec().stream()
+            .sorted(Comparator.comparingLong(Container::getCreated)).toList();
+        for (Container victim : running) {
+          listed++;
+          try {
+            docker.killContainerCmd(victim.getId()).exec();
+          } catch (NotFoundException | ConflictException gone) {
+            continue;
+          }
+          notes.add(String.format(Locale.ROOT, "killed sandbox %s (the oldest of %d running; %d listed before"
+              + " one stayed long enough to be killed) at %.0f s", victim.getLabels().get(ContainerLauncher.LABEL_SANDBOX_ID),
+              running.size(), listed, seconds(start)));
+          break;
         }
-        notes.add(String.format(Locale.ROOT, "killed sandbox %s (the oldest of %d running) at %.0f s",
-            victim.getLabels().get(ContainerLauncher.LABEL_SANDBOX_ID), running.size(), seconds(start)));
-        break;
       }
     }
     if (notes.isEmpty()) {
-      notes.add("no sandbox to kill: " + running.size() + " listed as running, each gone before its kill");
+      notes.add("no sandbox to kill: " + listed + " listed as running within 30 s, each gone before its kill");
     }
     faults.add(new Fault("sandbox container killed (docker kill)", start, start, notes));
     System.out.println("  fault: " + String.join("; ", notes));
@@ -356,7 +371,8 @@ final class SoakBench {
     Map<String, Long> dbOutcomes = recorded.values().stream().collect(Collectors.groupingBy(
         v -> v[0] + (v[1].isEmpty() ? "" : " (" + v[1] + ")"), TreeMap::new, Collectors.counting()));
     long notTerminal = recorded.values().stream().filter(v -> !TERMINAL.contains(v[0])).count();
-    long untyped = recorded.values().stream().filter(v -> !v[0].equals("succeeded") && v[1].isEmpty()).count();
+    long untyped = recorded.values().stream().filter(v -> TERMINAL.contains(v[0]) && !v[0].equals("succeeded")
+        && v[1].isEmpty()).count();
     long missing = started.stream().filter(a -> !recorded.containsKey(a.analysisId())).count();
     long stuck = attempts.stream().filter(a -> a.outcome().equals("stuck")).count();
     long broken = attempts.stream().filter(a -> a.outcome().startsWith("broken") || a.outcome().startsWith("stream ended")).count();

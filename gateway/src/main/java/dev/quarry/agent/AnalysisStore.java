@@ -102,9 +102,10 @@ public final class AnalysisStore {
       try {
         finish(tenantId, id, outcome).await();
         return;
-      } catch (RuntimeException e) {
+      } catch (Exception e) {
+        // Exception: await() rethrows checked causes as they are (a socket reset).
         if (!DatabaseUnavailable.matches(e) || System.nanoTime() + backoffMs * 1_000_000 > deadline) {
-          throw e;
+          throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
         }
       }
       try {

@@ -79,8 +79,16 @@ public final class Database {
     }
     return pool.withTransaction(conn -> conn.query(setTenant(tenantId)).execute()
         .compose(set -> work.apply(conn)))
-        .recover(e -> Future.failedFuture(DatabaseUnavailable.matches(e) && !(e instanceof DatabaseUnavailable)
+        .recover(e -> Future.failedFuture(unreachable(e) && !(e instanceof DatabaseUnavailable)
             ? new DatabaseUnavailable(e) : e));
+  }
+
+  /**
+   * Within a transaction nothing but PostgreSQL's connection does I/O, so any I/O failure (a reset
+   * socket as the server goes down) is the database's too.
+   */
+  private static boolean unreachable(Throwable e) {
+    return DatabaseUnavailable.matches(e) || e instanceof java.io.IOException;
   }
 
   /**
