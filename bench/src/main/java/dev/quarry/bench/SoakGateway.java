@@ -79,6 +79,13 @@ final class SoakGateway {
           dump.toString()).redirectErrorStream(true).start();
       jcmd.getInputStream().readAllBytes();
       jcmd.waitFor(30, TimeUnit.SECONDS);
+      // And which of the gateway's objects are alive: a session, an endpoint, a live analysis left over.
+      Process histogram = new ProcessBuilder(jcmd(), Long.toString(process.pid()), "GC.class_histogram")
+          .redirectErrorStream(true).start();
+      String classes = new String(histogram.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      histogram.waitFor(30, TimeUnit.SECONDS);
+      Files.writeString(dump.resolveSibling("drain-" + process.pid() + "-classes.txt"), classes.lines()
+          .filter(l -> l.contains("dev.quarry")).collect(Collectors.joining("\n")));
       System.out.println("  the drain is slow: thread dump in " + dump);
     }
     if (!process.waitFor(within.toSeconds(), TimeUnit.SECONDS)) {

@@ -3,6 +3,7 @@ package dev.quarry.agent;
 import dev.quarry.store.Database;
 import dev.quarry.store.DatabaseUnavailable;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * Every statement about analyses, in one place. Each filters by {@code tenant_id}: a statement that
@@ -96,11 +98,42 @@ public final class AnalysisStore {
    * (virtual) thread.
    */
   void finishDurably(UUID tenantId, UUID id, Outcome outcome) {
+    retry(() -> finish(tenantId, id, outcome));
+  }
+
+  /** How long a write of an analysis keeps being tried while the database is unreachable. */
+  static final Duration END_RETRY = Duration.ofSeconds(90);
+
+  /**
+   * The write, tried again while the database is unreachable, on a virtual thread of its own so that
+   * the caller's event loop never waits: the steps and events of an analysis that runs through a
+   * database restart are kept, in order (each analysis has one event write in flight at a time).
+   */
+  private static Future<Void> durably(Supplier<Future<Void>> write) {
+    return write.get().recover(first -> {
+      if (!DatabaseUnavailable.matches(first)) {
+        return Future.failedFuture(first);
+      }
+      Promise<Void> done = Promise.promise();
+      Thread.ofVirtual().name("analysis-write-retry").start(() -> {
+        try {
+          retry(write);
+          done.complete();
+        } catch (RuntimeException e) {
+          done.fail(e);
+        }
+      });
+      return done.future();
+    });
+  }
+
+  /** Runs the write until it succeeds, fails otherwise than by an unreachable database, or {@link #END_RETRY} passes. */
+  private static void retry(Supplier<Future<Void>> write) {
     long deadline = System.nanoTime() + END_RETRY.toNanos();
     long backoffMs = 100;
     while (true) {
       try {
-        finish(tenantId, id, outcome).await();
+        write.get().await();
         return;
       } catch (Exception e) {
         // Exception: await() rethrows checked causes as they are (a socket reset).
@@ -112,31 +145,32 @@ public final class AnalysisStore {
         Thread.sleep(backoffMs);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while recording the end of analysis " + id, e);
+        throw new IllegalStateException("interrupted while retrying a write", e);
       }
       backoffMs = Math.min(backoffMs * 2, 5_000);
     }
   }
 
-  /** How long {@link #finishDurably} keeps trying while the database is unreachable. */
-  static final Duration END_RETRY = Duration.ofSeconds(90);
-
   /** How an analysis ended, as stored. */
   record Outcome(String status, String errorType, String errorMessage, String answer, String program,
       JsonArray citations, JsonObject usage) {}
 
+  /** Stores a step; while the database is unreachable, tried again until {@link #END_RETRY}. */
   Future<Void> step(UUID tenantId, UUID analysisId, int ordinal, String code, JsonObject result,
       OffsetDateTime startedAt, long durationMs) {
-    return run(tenantId, INSERT_STEP, Tuple.of(tenantId, analysisId, ordinal, code, result,
-        startedAt, durationMs)).mapEmpty();
+    return durably(() -> run(tenantId, INSERT_STEP, Tuple.of(tenantId, analysisId, ordinal, code, result,
+        startedAt, durationMs)).mapEmpty());
   }
 
-  /** Stores events in one statement: an analysis emits several per step, and each write costs a transaction. */
+  /**
+   * Stores events in one statement: an analysis emits several per step, and each write costs a
+   * transaction. While the database is unreachable, tried again until {@link #END_RETRY}.
+   */
   Future<Void> events(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
     Long[] seqs = events.stream().map(AnalysisEvent::seq).toArray(Long[]::new);
     String[] types = events.stream().map(AnalysisEvent::type).toArray(String[]::new);
     String[] bodies = events.stream().map(AnalysisEvent::json).toArray(String[]::new);
-    return run(tenantId, INSERT_EVENTS, Tuple.of(tenantId, analysisId, seqs, types, bodies)).mapEmpty();
+    return durably(() -> run(tenantId, INSERT_EVENTS, Tuple.of(tenantId, analysisId, seqs, types, bodies)).mapEmpty());
   }
 
   /** The analysis with its steps, as the API shows it. */
