@@ -272,39 +272,44 @@ final class SoakBench {
     System.out.println("  fault: " + String.join("; ", notes));
   }
 
+  /**
+   * Kills two of the gateway's running sandboxes on the engine: the oldest, most likely running an
+   * analysis' cells (the warm pool's are the newest, each one taken being replaced at once), and the
+   * newest, most likely waiting in the warm pool. Under this load a sandbox lives a second or two,
+   * so one may be removed between the listing and the kill (its analysis ended): then the next one,
+   * listing again when all of them went, for up to 30 s.
+   */
   private void killSandbox(String dockerHost, String gatewayId) throws IOException {
     List<String> notes = new ArrayList<>();
     long start = System.nanoTime();
-    // The oldest running one first: the warm pool's are the newest (each one taken is replaced at
-    // once), so the oldest is the one most likely running an analysis' cells. Under this load a
-    // sandbox lives a second or two, and one may be removed between the listing and the kill (its
-    // analysis ended): then the next, listing again when all of them went, for up to 30 s.
-    long deadline = start + TimeUnit.SECONDS.toNanos(30);
-    int listed = 0;
     try (DockerClient docker = ContainerLauncher.connect(dockerHost)) {
-      while (notes.isEmpty() && System.nanoTime() < deadline) {
-        List<Container> running = docker.listContainersCmd().withStatusFilter(List.of("running"))
-            .withLabelFilter(Map.of(ContainerLauncher.LABEL_GATEWAY, gatewayId)).exec().stream()
-            .sorted(Comparator.comparingLong(Container::getCreated)).toList();
-        for (Container victim : running) {
-          listed++;
-          try {
-            docker.killContainerCmd(victim.getId()).exec();
-          } catch (NotFoundException | ConflictException gone) {
-            continue;
-          }
-          notes.add(String.format(Locale.ROOT, "killed sandbox %s (the oldest of %d running; %d listed before"
-              + " one stayed long enough to be killed) at %.0f s", victim.getLabels().get(ContainerLauncher.LABEL_SANDBOX_ID),
-              running.size(), listed, seconds(start)));
-          break;
+      for (boolean oldest : new boolean[] {true, false}) {
+        String killed = killOne(docker, gatewayId, oldest, start + TimeUnit.SECONDS.toNanos(30));
+        notes.add(killed == null ? "no " + (oldest ? "oldest" : "newest") + " sandbox stayed long enough to be killed"
+            : String.format(Locale.ROOT, "killed the %s running sandbox, %s, at %.0f s", oldest ? "oldest" : "newest",
+                killed, seconds(System.nanoTime())));
+      }
+    }
+    faults.add(new Fault("sandbox containers killed (docker kill)", start, System.nanoTime(), notes));
+    System.out.println("  fault: " + String.join("; ", notes));
+  }
+
+  private static String killOne(DockerClient docker, String gatewayId, boolean oldest, long deadline) {
+    while (System.nanoTime() < deadline) {
+      Comparator<Container> byAge = Comparator.comparingLong(Container::getCreated);
+      List<Container> running = docker.listContainersCmd().withStatusFilter(List.of("running"))
+          .withLabelFilter(Map.of(ContainerLauncher.LABEL_GATEWAY, gatewayId)).exec().stream()
+          .sorted(oldest ? byAge : byAge.reversed()).toList();
+      for (Container victim : running) {
+        try {
+          docker.killContainerCmd(victim.getId()).exec();
+          return victim.getLabels().get(ContainerLauncher.LABEL_SANDBOX_ID);
+        } catch (NotFoundException | ConflictException gone) {
+          // Removed since the listing: the next one.
         }
       }
     }
-    if (notes.isEmpty()) {
-      notes.add("no sandbox to kill: " + listed + " listed as running within 30 s, each gone before its kill");
-    }
-    faults.add(new Fault("sandbox container killed (docker kill)", start, start, notes));
-    System.out.println("  fault: " + String.join("; ", notes));
+    return null;
   }
 
   private void modelOutage(BenchModelServer model) throws InterruptedException {
@@ -412,7 +417,7 @@ final class SoakBench {
         the scripted OpenAI-compatible server of the analyses benchmark, in the bench's JVM; each analysis runs %d
         cells, the first calling `search` over two ingested documents, then answers. A refused request (gateway
         down or draining) is retried after 250 ms. In turn: PostgreSQL stopped (fast) and started %d s later,
-        the oldest running sandbox container of this gateway killed on the engine, the model endpoint answering
+        the oldest and the newest running sandbox containers of this gateway killed on the engine, the model endpoint answering
         503 for %d s, and the gateway sent SIGTERM, waited for, and started again.
 
         | measurement | value |
