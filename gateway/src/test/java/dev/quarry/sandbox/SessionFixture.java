@@ -23,9 +23,14 @@ final class SessionFixture implements AutoCloseable {
   }
 
   SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits) throws Exception {
-    String image = RunnerImage.ensure();
+    this(tempDir, poolPerTenant, limits, RunnerImage.ensure(), List.of());
+  }
+
+  /** With an image and a container command of the test's own (empty: the image's). */
+  SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command)
+      throws Exception {
     fx = new SandboxFixture(tempDir);
-    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",
+    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, command, "",
         fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false);
     service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)));
     await(service.start());
