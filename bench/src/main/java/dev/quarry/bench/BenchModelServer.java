@@ -29,6 +29,9 @@ final class BenchModelServer implements AutoCloseable {
   private final ConcurrentLinkedQueue<Gap> gaps = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Long> serviceNanos = new ConcurrentLinkedQueue<>();
   private final AtomicInteger ids = new AtomicInteger();
+  private final AtomicInteger refused = new AtomicInteger();
+  /** While set, every request gets a 503 (the soak's model outage). */
+  private volatile boolean failing;
 
   BenchModelServer(Vertx vertx, List<String> cells) {
     this.cells = List.copyOf(cells);
@@ -50,6 +53,16 @@ final class BenchModelServer implements AutoCloseable {
     return List.copyOf(serviceNanos);
   }
 
+  /** From now on answer every request with a 503, or again normally. */
+  void failing(boolean failing) {
+    this.failing = failing;
+  }
+
+  /** Requests answered with a 503 so far. */
+  int refused() {
+    return refused.get();
+  }
+
   void reset() {
     lastSent.clear();
     gaps.clear();
@@ -63,6 +76,13 @@ final class BenchModelServer implements AutoCloseable {
       long arrived = System.nanoTime();
       if (!req.path().endsWith("/chat/completions")) {
         req.response().setStatusCode(404).end();
+        return;
+      }
+      if (failing) {
+        refused.incrementAndGet();
+        req.response().setStatusCode(503).putHeader("content-type", "application/json")
+            .end(new JsonObject().put("error", new JsonObject().put("message", "scripted outage")
+                .put("type", "server_error")).encode());
         return;
       }
       JsonObject request = body.toJsonObject();

@@ -111,7 +111,9 @@ final class AnalysisRun implements Runnable {
       end = loop();
     } catch (Stop s) {
       end = s.end;
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
+      // Exception, not RuntimeException: Future.await() rethrows a failure's cause as it is, checked
+      // ones included (a PostgreSQL socket reset mid-restart), and the end must be recorded anyway.
       if (live.cancelled()) {
         end = new End("cancelled", "Cancelled", "the analysis was cancelled", null);
       } else {
@@ -123,7 +125,7 @@ final class AnalysisRun implements Runnable {
       if (s != null) {
         try {
           s.close().await();
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
           log.warn("analysis {}: closing sandbox {} failed: {}", live.id(), s.id(), e.toString());
         }
       }
@@ -178,7 +180,7 @@ final class AnalysisRun implements Runnable {
     callbacks = new BudgetedCallbacks(tenant, budgets, citations, this::addTokens);
     try {
       session.set(deps.sandboxes().open(live.tenantId(), request.scope(), callbacks).await());
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
       if (live.cancelled()) {
         throw e;
       }
@@ -308,7 +310,7 @@ final class AnalysisRun implements Runnable {
         session.get().cancel();
       }
       outcome = running.await();
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
       if (live.cancelled()) {
         throw new Stop(cancelledEnd());
       }
@@ -416,12 +418,17 @@ final class AnalysisRun implements Runnable {
             + " be stored; the gateway's log has the details");
         answer = null;
       }
-      describeFileCitations();
+      try {
+        describeFileCitations();
+      } catch (Exception e) {
+        // Titles of cited files are a nicety; their lookup failing must not cost the recorded end.
+        log.warn("analysis {}: cited files left without titles: {}", live.id(), e.toString());
+      }
       cited = citations.toJson();
-      deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
+      deps.store().finishDurably(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
           end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
-          usage)).await();
-    } catch (RuntimeException e) {
+          usage));
+    } catch (Exception e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }
     deps.release(live);
@@ -436,7 +443,7 @@ final class AnalysisRun implements Runnable {
       }
       live.flushed().await();
       live.complete(deps.store().get(live.tenantId(), live.id()).await().orElseThrow());
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
       log.error("analysis {}: could not read back its record", live.id(), e);
       live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status()));
     } finally {

@@ -12,6 +12,7 @@ import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
+import dev.quarry.store.DatabaseUnavailable;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.tenancy.ApiKeys;
@@ -337,6 +338,8 @@ public final class ApiRoutes {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
     } else if (unwrap(ctx.failure()) instanceof SandboxCapacityExhausted full) {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()));
+    } else if (error.code().equals("database_unavailable")) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, "5");
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
@@ -364,6 +367,8 @@ public final class ApiRoutes {
       case IngestException e -> ingestError(e);
       case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
       case SandboxCapacityExhausted e -> new ApiError(503, "sandbox_capacity_exhausted", e.getMessage());
+      case Throwable e when DatabaseUnavailable.matches(e) -> new ApiError(503, "database_unavailable",
+          "the database is unreachable for the moment (restarting or failing over); retry shortly");
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);

@@ -29,6 +29,8 @@ public final class SandboxService {
   private static final Logger LOG = LoggerFactory.getLogger(SandboxService.class);
   /** From container start to the runner's Ready; far above the usual second, for a loaded host. */
   static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  /** How often a starting sandbox' container is looked at while its runner has not said Ready. */
+  static final long START_CHECK_MS = 1_000;
   private static final long SOCKET_LISTEN_SECONDS = 10;
 
   private final Vertx vertx;
@@ -219,7 +221,7 @@ public final class SandboxService {
           }
           slots.put(ar.result().id(), slot);
           LiveSandbox live = new LiveSandbox(ar.result(), endpoint);
-          return endpoint.ready()
+          return readyOrExited(live)
               .timeout(READY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
               .transform(ready -> ready.succeeded()
                   ? Future.succeededFuture(coldStarted(live, started))
@@ -227,6 +229,30 @@ public final class SandboxService {
                       ContainerException.Reason.ENGINE_ERROR, "sandbox " + live.sandbox().id()
                       + " did not become ready: " + ready.cause().getMessage(), ready.cause()))));
         });
+  }
+
+  /**
+   * The runner's Ready, or a failure as soon as the container is found not running: a container
+   * killed or crashed before its runner connected gives no other sign, and would be waited for
+   * until {@link #READY_TIMEOUT} (the soak's docker kill of a starting sandbox held an analysis 60 s).
+   */
+  private Future<Void> readyOrExited(LiveSandbox live) {
+    Promise<Void> outcome = Promise.promise();
+    live.endpoint().ready().onComplete(ready -> {
+      if (ready.succeeded()) {
+        outcome.tryComplete();
+      } else {
+        outcome.tryFail(ready.cause());
+      }
+    });
+    long timer = vertx.setPeriodic(START_CHECK_MS, id -> vertx.executeBlocking(() -> launcher.state(live.sandbox()), false)
+        .onSuccess(state -> {
+          if (!state.running()) {
+            outcome.tryFail(new IllegalStateException("its container stopped (exit status " + state.exitCode()
+                + ") before the runner was ready"));
+          }
+        }));
+    return outcome.future().onComplete(done -> vertx.cancelTimer(timer));
   }
 
   private LiveSandbox coldStarted(LiveSandbox live, long startedNanos) {

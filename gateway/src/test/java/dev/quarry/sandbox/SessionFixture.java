@@ -30,9 +30,20 @@ final class SessionFixture implements AutoCloseable {
   /** With a capacity of its own: at most {@code maxActive} containers, a request waiting {@code maxWait}. */
   SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, int maxActive, Duration maxWait)
       throws Exception {
-    String image = RunnerImage.ensure();
+    this(tempDir, poolPerTenant, limits, RunnerImage.ensure(), List.of(), maxActive, maxWait);
+  }
+
+  /** With an image and a container command of the test's own (empty: the image's). */
+  SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command)
+      throws Exception {
+    this(tempDir, poolPerTenant, limits, image, command, SandboxSettings.DEFAULT_MAX_ACTIVE,
+        SandboxSettings.DEFAULT_MAX_WAIT);
+  }
+
+  private SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command,
+      int maxActive, Duration maxWait) throws Exception {
     fx = new SandboxFixture(tempDir);
-    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",
+    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, command, "",
         fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false,
         maxActive, maxWait);
     service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)), metrics);
