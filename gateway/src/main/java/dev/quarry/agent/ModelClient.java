@@ -200,7 +200,7 @@ public final class ModelClient implements AutoCloseable {
       if (left.isNegative() || left.isZero()) {
         throw new ModelFailure("OutOfTime", "the analysis' time budget ran out while waiting for the model");
       }
-      breaker.acquire();
+      awaitBreaker(deadline);
       Duration timeout = left.compareTo(settings.requestTimeout()) < 0 ? left : settings.requestTimeout();
       RetryableFailure failure;
       try {
@@ -237,6 +237,25 @@ public final class ModelClient implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new ModelFailure("Cancelled", "the analysis was cancelled while waiting to retry the model");
+      }
+    }
+  }
+
+  /**
+   * Waits while the breaker is open (or another call is its trial), as long as the analysis' time
+   * budget leaves room for the call after it: a short outage then costs the analyses time, not their
+   * answers, while the endpoint sees one trial call instead of every analysis' retries.
+   */
+  private void awaitBreaker(Instant deadline) {
+    for (Optional<Duration> wait = breaker.tryAcquire(); wait.isPresent(); wait = breaker.tryAcquire()) {
+      if (clock.instant().plus(wait.get()).isAfter(deadline)) {
+        throw breaker.paused(wait.get());
+      }
+      try {
+        Thread.sleep(wait.get());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ModelFailure("Cancelled", "the analysis was cancelled while the model endpoint was paused");
       }
     }
   }

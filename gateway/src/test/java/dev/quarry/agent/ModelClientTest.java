@@ -163,6 +163,31 @@ class ModelClientTest {
   }
 
   @Test
+  @DisplayName("while the breaker is open a call with time to spare waits for the trial instead of failing,"
+      + " and the endpoint sees only that trial")
+  void breakerWaitsWithinBudget() {
+    client.close();
+    client = new ModelClient(AgentSettings.fromEnv(Map.of())
+        .withEndpoint(server.baseUrl(), "test-key", "scripted")
+        .withRetries(1, Duration.ofMillis(20), Duration.ofMillis(200), 1, Duration.ofSeconds(1)));
+    server.then(status(500), execute("x"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"));
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+    assertThatThrownBy(() -> chat(Duration.ofMillis(300)))
+        .as("a budget that ends before the cool-down: fails at once, nothing sent")
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"))
+        .hasMessageContaining("circuit breaker open");
+    assertThat(server.requests()).hasSize(1);
+
+    ChatCompletion reply = chat(Duration.ofSeconds(30));
+
+    assertThat(reply.choices().get(0).message().toolCalls()).isPresent();
+    assertThat(server.requests()).as("the failed call, then the trial").hasSize(2);
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+  }
+
+  @Test
   @DisplayName("llm completions go out without tools and come back as text")
   void completion() {
     server.llm(prompt -> "echo: " + prompt);
