@@ -79,10 +79,6 @@ public final class AnalysisStore {
         .mapEmpty();
   }
 
-  Future<Void> usage(UUID tenantId, UUID id, JsonObject usage) {
-    return run(tenantId, UPDATE_USAGE, Tuple.of(tenantId, id, usage)).mapEmpty();
-  }
-
   Future<Void> finish(UUID tenantId, UUID id, Outcome outcome) {
     return run(tenantId, FINISH, Tuple.tuple().addValue(tenantId).addValue(id)
             .addValue(outcome.status()).addValue(outcome.errorType()).addValue(outcome.errorMessage())
@@ -154,21 +150,6 @@ public final class AnalysisStore {
   /** How an analysis ended, as stored. */
   record Outcome(String status, String errorType, String errorMessage, String answer, String program,
       JsonArray citations, JsonObject usage) {}
-
-  /** Stores a step; while the database is unreachable, tried again until {@link #END_RETRY}. */
-  Future<Void> step(UUID tenantId, UUID analysisId, int ordinal, String code, JsonObject result,
-      OffsetDateTime startedAt, long durationMs) {
-    return durably(() -> run(tenantId, INSERT_STEP, Tuple.of(tenantId, analysisId, ordinal, code, result,
-        startedAt, durationMs)).mapEmpty());
-  }
-
-  /**
-   * Stores events in one statement: an analysis emits several per step, and each write costs a
-   * transaction. While the database is unreachable, tried again until {@link #END_RETRY}.
-   */
-  Future<Void> events(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
-    return durably(() -> run(tenantId, INSERT_EVENTS, eventsTuple(tenantId, analysisId, events)).mapEmpty());
-  }
 
   /** A finished step, as stored. */
   record StepRecord(int ordinal, String code, JsonObject result, OffsetDateTime startedAt, long durationMs) {}

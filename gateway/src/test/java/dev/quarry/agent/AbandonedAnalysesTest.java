@@ -53,7 +53,7 @@ class AbandonedAnalysesTest {
           System.currentTimeMillis(), new JsonObject()));
     }
     if (!stored.isEmpty()) {
-      store.events(tenant, id, stored).await();
+      store.progress(tenant, id, stored, List.of(), null).await();
     }
     try (Connection c = db.jdbc();
         PreparedStatement s = c.prepareStatement(

@@ -93,20 +93,19 @@ class AnalysisEndRecordingTest {
     store.insert(TENANT, id, "are the steps kept?", List.of(), List.of(), Budgets.DEFAULTS, "scripted").await();
 
     cluster.stop();
-    Future<Void> step;
-    Future<Void> events;
+    Future<Void> progress;
     try {
-      step = store.step(TENANT, id, 1, "print(1)", new JsonObject().put("success", true).put("stdout", "1\n"),
-          OffsetDateTime.now(ZoneOffset.UTC), 5);
-      events = store.events(TENANT, id, List.of(
-          AnalysisEvent.of(1, AnalysisEvent.STARTED, 0, new JsonObject()),
-          AnalysisEvent.of(2, AnalysisEvent.CODE, 0, new JsonObject().put("step", 1).put("code", "print(1)"))));
+      // What the loop writes once a model turn (LiveAnalysis.store): the turn's events and its ended step.
+      progress = store.progress(TENANT, id, List.of(
+              AnalysisEvent.of(1, AnalysisEvent.STARTED, 0, new JsonObject()),
+              AnalysisEvent.of(2, AnalysisEvent.CODE, 0, new JsonObject().put("step", 1).put("code", "print(1)"))),
+          List.of(new AnalysisStore.StepRecord(1, "print(1)",
+              new JsonObject().put("success", true).put("stdout", "1\n"), OffsetDateTime.now(ZoneOffset.UTC), 5)),
+          null);
     } finally {
       cluster.start();
     }
-    long waitMs = AnalysisStore.END_RETRY.toMillis();
-    step.toCompletionStage().toCompletableFuture().get(waitMs, TimeUnit.MILLISECONDS);
-    events.toCompletionStage().toCompletableFuture().get(waitMs, TimeUnit.MILLISECONDS);
+    progress.toCompletionStage().toCompletableFuture().get(AnalysisStore.END_RETRY.toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(cluster.query("SELECT ordinal, code FROM analysis_steps WHERE analysis_id = '" + id + "'"))
         .containsExactly("1|print(1)");
