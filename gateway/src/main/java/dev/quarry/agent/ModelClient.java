@@ -196,11 +196,16 @@ public final class ModelClient implements AutoCloseable {
       throw new ModelFailure("ModelUnavailable", AgentSettings.HOW_TO_CONFIGURE);
     }
     for (int attempt = 1; ; attempt++) {
-      Duration left = Duration.between(clock.instant(), deadline);
-      if (left.isNegative() || left.isZero()) {
-        throw new ModelFailure("OutOfTime", "the analysis' time budget ran out while waiting for the model");
-      }
+      timeLeft(deadline);
       awaitBreaker(deadline);
+      Duration left;
+      try {
+        // Measured again: the wait for the breaker took part of it.
+        left = timeLeft(deadline);
+      } catch (ModelFailure outOfTime) {
+        breaker.released();
+        throw outOfTime;
+      }
       Duration timeout = left.compareTo(settings.requestTimeout()) < 0 ? left : settings.requestTimeout();
       RetryableFailure failure;
       try {
@@ -239,6 +244,15 @@ public final class ModelClient implements AutoCloseable {
         throw new ModelFailure("Cancelled", "the analysis was cancelled while waiting to retry the model");
       }
     }
+  }
+
+  /** The time before the deadline; OutOfTime when there is none. */
+  private Duration timeLeft(Instant deadline) {
+    Duration left = Duration.between(clock.instant(), deadline);
+    if (left.isNegative() || left.isZero()) {
+      throw new ModelFailure("OutOfTime", "the analysis' time budget ran out while waiting for the model");
+    }
+    return left;
   }
 
   /**
