@@ -46,7 +46,7 @@ final class AnalysesBench {
       "y = [i * i for i in range(100)]\nprint(len(y), x)",
       "print('done', x + len(y))");
   private static final int SEQUENTIAL = Integer.getInteger("bench.analyses.sequential", 30);
-  private static final int WARM_UP = Integer.getInteger("bench.analyses.warmup", 20);
+  private static final int WARM_UP = Integer.getInteger("bench.analyses.warmup", 300);
   private static final int CONCURRENT = Integer.getInteger("bench.analyses.concurrent", 100);
   private static final double OVERHEAD_TARGET_MS = 5;
 
@@ -81,14 +81,20 @@ final class AnalysesBench {
             new io.vertx.core.http.PoolOptions().setHttp1MaxSize(CONCURRENT + 10));
         String tenant = tenantId("analyses");
         key = key(tenant);
-        // Warm-up: class loading and the JIT of every path a step takes (the sandbox bench's cells
-        // settle after some hundred round trips; 3 analyses left the first measured steps cold).
+        // Warm-up: class loading and the JIT of every path a step takes. A serving gateway runs its
+        // steps compiled; 20 analyses (60 steps) left most of the path interpreted or C1-compiled and
+        // measured 11.5 ms a step where 300 (900 steps, about a minute) measured 5.5 ms.
         for (int i = 0; i < WARM_UP; i++) {
           analyse();
         }
         model.reset();
 
-        // 1. One analysis at a time: the overhead of a step on an otherwise idle gateway.
+        // 1. One analysis at a time: the overhead of a step on an otherwise idle gateway. Taking a
+        // sandbox from the pool starts its replacement: hundreds of ms of engine and interpreter work
+        // on these two cores. A real model's first turn outlasts that; the scripted model answers at
+        // once, so its first turn waits until the pool is full again, or every measured step would
+        // share the cores with a container start that a real analysis' steps never meet.
+        model.firstTurnWaitsFor(() -> gateway.sandboxes().warm(UUID.fromString(tenant)));
         String loadBefore = loadAverage();
         List<Double> sequentialMs = new ArrayList<>();
         Map<String, long[]> cellMs = new HashMap<>();
@@ -102,6 +108,7 @@ final class AnalysesBench {
           roundTripMs.put(o.question(), o.roundTripMs());
         }
         Overhead solo = overhead(model.gaps(), cellMs, SEQUENTIAL);
+        String byCell = overheadByCell(model.gaps(), cellMs);
         // The same spans less the whole sandbox round trip as the gateway's events time it (ms clock).
         Overhead outsideSandbox = overhead(model.gaps(), roundTripMs, SEQUENTIAL);
         Percentiles roundTrip = Percentiles.of(roundTripMs.values().stream().flatMapToLong(java.util.Arrays::stream)
@@ -110,7 +117,8 @@ final class AnalysesBench {
         Percentiles modelService = Percentiles.of(model.serviceNanos().stream().mapToDouble(n -> n / 1e6).toArray());
         model.reset();
 
-        // 2. Many at once.
+        // 2. Many at once: no think time; every start, refill and removal contends with the steps.
+        model.firstTurnWaitsFor(Future::succeededFuture);
         long heapBefore = heapAfterGc();
         cellMs.clear();
         List<Future<Outcome>> runs = new ArrayList<>();
@@ -159,10 +167,13 @@ final class AnalysesBench {
             per analysis on the real engine (image `%s`, warm pool of %d per tenant), openai-java over HTTP.
             Each analysis runs %d cells (trivial Python, so that the cell time is small) and then answers.
             The bench's client and model server share the gateway's JVM and the machine's 2 cores.
-            %d untimed analyses warm the JVM first. In the one-at-a-time phase each analysis starts once
-            the warm pool is full again and the previous analysis' container is removed, so that a
-            container start or removal (hundreds of ms of engine work on these two cores) does not run
-            beside the measured steps; the concurrent phase keeps all of that contention.
+            %d untimed analyses (one at a time) warm the JVM first, so that the steps run JIT-compiled as on
+            a serving gateway. In the one-at-a-time phase each analysis starts once the warm pool is full
+            again and the previous analysis' container is removed, and the model's first turn (outside
+            every measured span) is answered only once the pool has replaced the sandbox the analysis took,
+            as a real model's first turn of hundreds of ms would let it: so a container start or removal
+            (hundreds of ms of engine and interpreter work on these two cores) does not run beside the
+            measured steps. The concurrent phase keeps all of that contention.
 
             **Gateway overhead per agent step** = the span from the model server finishing a tool-call reply
             to it having received the whole of the next request of the same analysis (its body's last byte,
@@ -185,7 +196,8 @@ final class AnalysesBench {
 
             | measurement | value |
             |---|---|
-            | analyses one at a time: duration p50 / p99 | %.0f ms / %.0f ms (%d analyses) |
+            | analyses one at a time: duration p50 / p99, the first turn's wait for the pool included | %.0f ms / %.0f ms (%d analyses) |
+            | overhead per step alone, p50 of the 1st / 2nd / 3rd cell of an analysis | %s ms |
             | scripted model server's own time per request (whole request in to reply sent) p50 / p99 | %.2f ms / %.2f ms |
             | %d concurrent analyses: wall time | %.1f s |
             | throughput | %.1f analyses/s (%.1f steps/s) |
@@ -206,7 +218,7 @@ final class AnalysesBench {
             sandboxes.image(), pooled, CELLS.size(), WARM_UP,
             solo.row("one analysis at a time"), loaded.row(CONCURRENT + " analyses at once"),
             roundTrip.p50(), roundTrip.p99(), outsideSandbox.ms().p50(), outsideSandbox.ms().p99(),
-            soloDuration.p50(), soloDuration.p99(), SEQUENTIAL,
+            soloDuration.p50(), soloDuration.p99(), SEQUENTIAL, byCell,
             modelService.p50(), modelService.p99(),
             CONCURRENT, wallSeconds,
             CONCURRENT / wallSeconds, CONCURRENT * CELLS.size() / wallSeconds,
@@ -257,6 +269,20 @@ final class AnalysesBench {
     return new Overhead(Percentiles.of(sorted), sorted.length == 0 ? Double.NaN : Percentiles.rank(sorted, 10),
         Percentiles.of(spans.stream().mapToDouble(Double::doubleValue).toArray()),
         analyses * CELLS.size() - overhead.size());
+  }
+
+  /** The overhead's p50 for each cell position ("4.21 / 4.02 / 3.59"): a cold first step shows here. */
+  private static String overheadByCell(List<BenchModelServer.Gap> gaps, Map<String, long[]> cellMs) {
+    List<String> out = new ArrayList<>();
+    for (int cell = 1; cell <= CELLS.size(); cell++) {
+      int position = cell;
+      double[] ms = gaps.stream()
+          .filter(g -> g.cellsDone() == position && cellMs.containsKey(g.conversation()))
+          .mapToDouble(g -> g.nanos() / 1e6 - cellMs.get(g.conversation())[position - 1])
+          .toArray();
+      out.add(ms.length == 0 ? "-" : String.format(Locale.ROOT, "%.2f", Percentiles.of(ms).p50()));
+    }
+    return String.join(" / ", out);
   }
 
   private Outcome analyse() {

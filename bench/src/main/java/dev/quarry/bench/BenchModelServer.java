@@ -1,5 +1,6 @@
 package dev.quarry.bench;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerRequest;
@@ -10,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The model stand-in of the analyses benchmark: an OpenAI-compatible chat completions endpoint on a
@@ -32,6 +34,8 @@ final class BenchModelServer implements AutoCloseable {
   private final AtomicInteger refused = new AtomicInteger();
   /** While set, every request gets a 503 (the soak's model outage). */
   private volatile boolean failing;
+  /** What the first turn of a conversation waits for before it is answered; none by default. */
+  private volatile Supplier<Future<?>> firstTurn = () -> Future.succeededFuture();
 
   BenchModelServer(Vertx vertx, List<String> cells) {
     this.cells = List.copyOf(cells);
@@ -61,6 +65,15 @@ final class BenchModelServer implements AutoCloseable {
   /** Requests answered with a 503 so far. */
   int refused() {
     return refused.get();
+  }
+
+  /**
+   * Holds the first reply of every conversation until {@code think} completes, as a real model's
+   * first turn (hundreds of ms at least) would. Outside every measured span: those start when a
+   * reply has been sent.
+   */
+  void firstTurnWaitsFor(Supplier<Future<?>> think) {
+    this.firstTurn = think;
   }
 
   void reset() {
@@ -104,18 +117,33 @@ final class BenchModelServer implements AutoCloseable {
       if (sent != null) {
         gaps.add(new Gap(conversation, cellsDone, arrived - sent));
       }
-      if (cellsDone < cells.size()) {
-        JsonArray calls = new JsonArray().add(new JsonObject().put("id", "call_" + ids.incrementAndGet())
-            .put("type", "function").put("function", new JsonObject().put("name", "execute_code")
-                .put("arguments", new JsonObject().put("code", cells.get(cellsDone)).encode())));
-        reply(req, conversation, arrived, new JsonObject().put("role", "assistant").put("content", (String) null)
-            .put("tool_calls", calls), "tool_calls");
-      } else {
-        String answer = new JsonObject().put("answer", "done after " + cellsDone + " cells")
-            .put("program", String.join("\n", cells)).encode();
-        reply(req, null, arrived, new JsonObject().put("role", "assistant").put("content", answer), "stop");
+      if (cellsDone == 0) {
+        firstTurn.get().onComplete(ready -> {
+          if (ready.failed()) {
+            req.response().setStatusCode(500).end(ready.cause().toString());
+            return;
+          }
+          // The server's own time starts when the think time is over.
+          script(req, conversation, System.nanoTime(), 0);
+        });
+        return;
       }
+      script(req, conversation, arrived, cellsDone);
     });
+  }
+
+  private void script(HttpServerRequest req, String conversation, long arrived, int cellsDone) {
+    if (cellsDone < cells.size()) {
+      JsonArray calls = new JsonArray().add(new JsonObject().put("id", "call_" + ids.incrementAndGet())
+          .put("type", "function").put("function", new JsonObject().put("name", "execute_code")
+              .put("arguments", new JsonObject().put("code", cells.get(cellsDone)).encode())));
+      reply(req, conversation, arrived, new JsonObject().put("role", "assistant").put("content", (String) null)
+          .put("tool_calls", calls), "tool_calls");
+    } else {
+      String answer = new JsonObject().put("answer", "done after " + cellsDone + " cells")
+          .put("program", String.join("\n", cells)).encode();
+      reply(req, null, arrived, new JsonObject().put("role", "assistant").put("content", answer), "stop");
+    }
   }
 
   private void reply(HttpServerRequest req, String conversation, long arrived, JsonObject message, String finish) {
