@@ -36,15 +36,15 @@ public final class SearchService {
   static final int CANDIDATES = 100;
 
   /**
-   * Postings that full-text scoring reads in full. Query terms are taken rarest first while their
-   * document frequencies add up to this; the remaining (common, low-idf) terms are only looked up
-   * for the best {@link #POOL_FACTOR} x candidates of the rare ones, instead of being summed over
-   * every chunk that holds them (at 100k chunks a common term has 15-30k postings). When all of a
-   * query's postings fit, the ranking is exact BM25. The rarest term is always read in full.
+   * Postings that full-text scoring reads per query term, best impact first (V8 keeps them in that
+   * order). A term with no more postings is read in full; a longer one (at 100k chunks a common
+   * term has 15-30k) only helps choose the pool of chunks whose exact scores are then computed, so
+   * the work per search is bounded by terms x this, whatever the corpus size. Well above the
+   * {@link #CANDIDATES} taken at the default limits, so a one-term query still finds as many.
    */
-  static final int POSTING_BUDGET = 10_000;
+  static final int POSTINGS_PER_TERM = 1_000;
 
-  /** How many of the rare terms' best chunks get the common terms added, per candidate wanted. */
+  /** How many of the best chunks by postings read get their exact scores, per candidate wanted. */
   static final int POOL_FACTOR = 3;
 
   /** Recent query vectors kept; at 384 floats each, 1024 of them take about 1.6 MB. */
@@ -56,30 +56,30 @@ public final class SearchService {
   private final Config config;
   private final SearchSql sql;
   private final ContextExpander expander;
-  private final int postingBudget;
+  private final int postingsPerTerm;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
-    this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
+    this(vertx, pool, embedder, config, POSTINGS_PER_TERM, new QuarryMetrics());
   }
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, QuarryMetrics metrics) {
-    this(vertx, pool, embedder, config, POSTING_BUDGET, metrics);
+    this(vertx, pool, embedder, config, POSTINGS_PER_TERM, metrics);
   }
 
-  /** With another posting budget: tests use a small one to exercise the pruned path. */
-  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget) {
-    this(vertx, pool, embedder, config, postingBudget, new QuarryMetrics());
+  /** With another number of postings per term: tests use a small one to exercise truncation. */
+  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingsPerTerm) {
+    this(vertx, pool, embedder, config, postingsPerTerm, new QuarryMetrics());
   }
 
-  private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
-      QuarryMetrics metrics) {
+  private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config,
+      int postingsPerTerm, QuarryMetrics metrics) {
     this.metrics = metrics;
-    if (postingBudget < 0) {
-      throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
+    if (postingsPerTerm < 1) {
+      throw new IllegalArgumentException("postings per term must be >= 1, got " + postingsPerTerm);
     }
-    this.postingBudget = postingBudget;
+    this.postingsPerTerm = postingsPerTerm;
     this.vertx = vertx;
     this.pool = pool;
     this.embedder = embedder;
@@ -245,7 +245,7 @@ public final class SearchService {
         case QUERY -> tuple.addString(args.query());
         case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
         case SCOPE -> tuple.addValue(args.scope());
-        case POSTINGS -> tuple.addInteger(postingBudget);
+        case PERTERM -> tuple.addInteger(postingsPerTerm);
         case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case FUSED -> tuple.addInteger(args.fused());

@@ -33,7 +33,10 @@ final class SearchSql {
 
   /** A statement's bind parameters, by name. */
   enum Param {
-    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET,
+    TENANT, QUERY, VECTOR, SCOPE,
+    /** Postings read per query term, best impact first (see the BM25 part). */
+    PERTERM,
+    POOL, CANDIDATES, FUSED, BUDGET,
     /** The full-text ranking computed beforehand: chunk ids, best first. */
     RANKED
   }
@@ -69,6 +72,12 @@ final class SearchSql {
 
     String scope = "(:scope::uuid[] IS NULL OR %s = ANY(:scope::uuid[]))";
 
+    // BM25, reading at most :perterm postings of each query term, in order of their impact (V8).
+    // A term with no more postings than that is read in full, so its share of every score is exact.
+    // For a longer ("truncated") term, the postings read only help choose the pool of the best
+    // :pool chunks; then its exact share in each of them is looked up by key. So every score that
+    // comes out is the exact BM25 score, and when no term is truncated the ranking is exact BM25;
+    // otherwise a chunk can miss the pool only if each truncated term ranks it past :perterm.
     String bm25 = """
         stats AS (
           SELECT chunk_count::float8 AS n,
@@ -79,44 +88,45 @@ final class SearchSql {
           SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', :query::text))
         ),
         term_idf AS (
-          SELECT q.term, d.df::float8 AS df, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+          SELECT q.term, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf,
+                 d.df > :perterm AS truncated
           FROM query_terms q
           CROSS JOIN stats s
           JOIN term_stats d ON d.tenant_id = :tenant AND d.term = q.term
           WHERE d.df > 0
         ),
-        term_role AS (
-          SELECT i.*,
-                 sum(i.df) OVER (ORDER BY i.df, i.term) <= :postings
-                   OR row_number() OVER (ORDER BY i.df, i.term) = 1 AS essential
+        top AS (
+          SELECT t.chunk_id, sum(%BM25%) AS score,
+                 coalesce(sum(%BM25%) FILTER (WHERE NOT i.truncated), 0) AS exact
           FROM term_idf i
-        ),
-        essential AS (
-          SELECT t.chunk_id, sum(%BM25%) AS score
-          FROM term_role i
-          JOIN chunk_terms t ON t.tenant_id = :tenant AND t.term = i.term
           CROSS JOIN stats s
-          WHERE i.essential AND %SCOPE_T%
+          CROSS JOIN LATERAL (
+            SELECT t.chunk_id, t.tf, t.token_count
+            FROM chunk_terms t
+            WHERE t.tenant_id = :tenant AND t.term = i.term AND %SCOPE_T%
+            ORDER BY t.impact DESC
+            LIMIT :perterm
+          ) t
           GROUP BY t.chunk_id
           ORDER BY score DESC, t.chunk_id
           LIMIT :pool
         ),
         pool AS (
-          SELECT array_agg(chunk_id) AS ids FROM essential
+          SELECT array_agg(chunk_id) AS ids FROM top
         ),
         rest AS (
           SELECT t.chunk_id, sum(%BM25%) AS score
-          FROM term_role i
+          FROM term_idf i
           CROSS JOIN pool p
           JOIN chunk_terms t
             ON t.tenant_id = :tenant AND t.term = i.term AND t.chunk_id = ANY(p.ids)
           CROSS JOIN stats s
-          WHERE NOT i.essential
+          WHERE i.truncated
           GROUP BY t.chunk_id
         ),
         fts AS (
-          SELECT e.chunk_id, e.score + coalesce(r.score, 0) AS score
-          FROM essential e
+          SELECT e.chunk_id, e.exact + coalesce(r.score, 0) AS score
+          FROM top e
           LEFT JOIN rest r ON r.chunk_id = e.chunk_id
           ORDER BY score DESC, e.chunk_id
           LIMIT :candidates
