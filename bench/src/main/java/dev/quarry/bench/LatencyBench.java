@@ -213,7 +213,7 @@ public final class LatencyBench {
   }
 
   /** The 1-minute load average, or -1 where /proc/loadavg is missing: the machine is shared. */
-  static double loadAverage() {
+  private static double loadAverage() {
     try {
       return Double.parseDouble(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
           .split(" ")[0]);

@@ -36,16 +36,14 @@ public final class SearchService {
   static final int CANDIDATES = 100;
 
   /**
-   * Postings that full-text scoring reads per query term, best impact first (V8 keeps them in that
-   * order). A term with no more postings is read in full; a longer one (at 100k chunks a common
-   * term has 15-30k) only helps choose the pool of chunks whose exact scores are then computed, so
-   * the work per search is bounded by terms x this, whatever the corpus size. Well above the
-   * {@link #CANDIDATES} taken at the default limits, so a one-term query still finds as many.
+   * Postings that full-text scoring reads per query term, highest impact first (V8 keeps them in
+   * that order): the work per search is bounded by terms x this, whatever the corpus size (at 100k
+   * chunks a common term has 15-30k postings, and summing all of them was most of a search's time).
+   * A term with no more postings is read in full. Well above the {@link #CANDIDATES} taken, so a
+   * one-term query still finds as many chunks, its best ones (exactly so while the tenant's length
+   * snapshot is current; see V8).
    */
-  static final int POSTINGS_PER_TERM = 1_000;
-
-  /** How many of the best chunks by postings read get their exact scores, per candidate wanted. */
-  static final int POOL_FACTOR = 3;
+  static final int POSTINGS_PER_TERM = 300;
 
   /** Recent query vectors kept; at 384 floats each, 1024 of them take about 1.6 MB. */
   static final int QUERY_VECTORS_CACHED = 1024;
@@ -246,7 +244,6 @@ public final class SearchService {
         case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
         case SCOPE -> tuple.addValue(args.scope());
         case PERTERM -> tuple.addInteger(postingsPerTerm);
-        case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());

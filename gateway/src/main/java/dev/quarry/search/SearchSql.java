@@ -35,8 +35,7 @@ final class SearchSql {
   enum Param {
     TENANT, QUERY, VECTOR, SCOPE,
     /** Postings read per query term, best impact first (see the BM25 part). */
-    PERTERM,
-    POOL, CANDIDATES, FUSED, BUDGET,
+    PERTERM, CANDIDATES, FUSED, BUDGET,
     /** The full-text ranking computed beforehand: chunk ids, best first. */
     RANKED
   }
@@ -72,12 +71,13 @@ final class SearchSql {
 
     String scope = "(:scope::uuid[] IS NULL OR %s = ANY(:scope::uuid[]))";
 
-    // BM25, reading at most :perterm postings of each query term, in order of their impact (V8).
-    // A term with no more postings than that is read in full, so its share of every score is exact.
-    // For a longer ("truncated") term, the postings read only help choose the pool of the best
-    // :pool chunks; then its exact share in each of them is looked up by key. So every score that
-    // comes out is the exact BM25 score, and when no term is truncated the ranking is exact BM25;
-    // otherwise a chunk can miss the pool only if each truncated term ranks it past :perterm.
+    // BM25 over at most :perterm postings of each query term, those of highest impact (V8): score
+    // at a time. A term with no more postings than that is read in full, so when no query term has
+    // more, the ranking is exact BM25. Past that, a chunk's score is the exact BM25 share of each
+    // term for which it is among the best :perterm, which leaves out only the smallest shares (a
+    // common term's low-idf share in a chunk where it weighs little). Scores are computed from tf
+    // and the length with the current average length, not from the stored impact, so a stale
+    // impact snapshot only changes which postings come first.
     String bm25 = """
         stats AS (
           SELECT chunk_count::float8 AS n,
@@ -88,16 +88,14 @@ final class SearchSql {
           SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', :query::text))
         ),
         term_idf AS (
-          SELECT q.term, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf,
-                 d.df > :perterm AS truncated
+          SELECT q.term, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
           FROM query_terms q
           CROSS JOIN stats s
           JOIN term_stats d ON d.tenant_id = :tenant AND d.term = q.term
           WHERE d.df > 0
         ),
-        top AS (
-          SELECT t.chunk_id, sum(%BM25%) AS score,
-                 coalesce(sum(%BM25%) FILTER (WHERE NOT i.truncated), 0) AS exact
+        fts AS (
+          SELECT t.chunk_id, sum(%BM25%) AS score
           FROM term_idf i
           CROSS JOIN stats s
           CROSS JOIN LATERAL (
@@ -109,26 +107,6 @@ final class SearchSql {
           ) t
           GROUP BY t.chunk_id
           ORDER BY score DESC, t.chunk_id
-          LIMIT :pool
-        ),
-        pool AS (
-          SELECT array_agg(chunk_id) AS ids FROM top
-        ),
-        rest AS (
-          SELECT t.chunk_id, sum(%BM25%) AS score
-          FROM term_idf i
-          CROSS JOIN pool p
-          JOIN chunk_terms t
-            ON t.tenant_id = :tenant AND t.term = i.term AND t.chunk_id = ANY(p.ids)
-          CROSS JOIN stats s
-          WHERE i.truncated
-          GROUP BY t.chunk_id
-        ),
-        fts AS (
-          SELECT e.chunk_id, e.exact + coalesce(r.score, 0) AS score
-          FROM top e
-          LEFT JOIN rest r ON r.chunk_id = e.chunk_id
-          ORDER BY score DESC, e.chunk_id
           LIMIT :candidates
         ),
         fts_ranked AS (
