@@ -129,8 +129,8 @@ public final class SearchLab {
         case "VECTOR" -> "'" + QuarryCorpus.vectorLiteral(vector) + "'::text";
         case "SCOPE" -> "NULL::uuid[]";
         case "CANDIDATES" -> "100";
-        case "PERTERM" -> System.getProperty("lab.perterm", "1000");
-        case "POOL" -> "300";
+        case "PERTERM" -> System.getProperty("lab.perterm", "300");
+        case "POSTINGS" -> System.getProperty("lab.postings", "3000");
         case "FUSED" -> "15";
         case "BUDGET" -> "2000";
         default -> throw new IllegalStateException(names.get(i - 1).toString());

@@ -58,9 +58,8 @@ public final class SqlDump {
           case "VECTOR" -> "'" + QuarryCorpus.vectorLiteral(vectors.get(q)) + "'::text";
           case "SCOPE" -> "NULL::uuid[]";
           case "CANDIDATES" -> "100";
-          case "POSTINGS" -> "10000";
-          case "PERTERM" -> System.getProperty("dump.perterm", "1000");
-          case "POOL" -> "300";
+          case "POSTINGS" -> System.getProperty("dump.postings", "3000");
+          case "PERTERM" -> System.getProperty("dump.perterm", "300");
           case "FUSED" -> "15";
           case "BUDGET" -> "2000";
           default -> throw new IllegalStateException(names.get(i - 1).toString());

@@ -36,12 +36,18 @@ public final class SearchService {
   static final int CANDIDATES = 100;
 
   /**
-   * Postings that full-text scoring reads per query term, highest impact first (V8 keeps them in
-   * that order): the work per search is bounded by terms x this, whatever the corpus size (at 100k
-   * chunks a common term has 15-30k postings, and summing all of them was most of a search's time).
-   * A term with no more postings is read in full. Well above the {@link #CANDIDATES} taken, so a
-   * one-term query still finds as many chunks, its best ones (exactly so while the tenant's length
-   * snapshot is current; see V8).
+   * Postings that full-text scoring reads in full: the rarest query terms', while their document
+   * frequencies add up to this. Every other term reads only its {@link #POSTINGS_PER_TERM} of
+   * highest impact (V8 keeps them in that order), and its exact share in the candidates found is
+   * then looked up by key. So the postings read per search are bounded by this plus terms x
+   * POSTINGS_PER_TERM, whatever the corpus size: at 100k chunks a common term has 15-30k postings,
+   * and summing them all was most of a search's time.
+   */
+  static final int WHOLE_POSTINGS = 3_000;
+
+  /**
+   * Postings read of a term not read in full. Above the {@link #CANDIDATES} taken, so a one-term
+   * query still finds as many chunks.
    */
   static final int POSTINGS_PER_TERM = 300;
 
@@ -54,30 +60,34 @@ public final class SearchService {
   private final Config config;
   private final SearchSql sql;
   private final ContextExpander expander;
+  private final int wholePostings;
   private final int postingsPerTerm;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
-    this(vertx, pool, embedder, config, POSTINGS_PER_TERM, new QuarryMetrics());
+    this(vertx, pool, embedder, config, WHOLE_POSTINGS, POSTINGS_PER_TERM, new QuarryMetrics());
   }
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, QuarryMetrics metrics) {
-    this(vertx, pool, embedder, config, POSTINGS_PER_TERM, metrics);
+    this(vertx, pool, embedder, config, WHOLE_POSTINGS, POSTINGS_PER_TERM, metrics);
   }
 
-  /** With another number of postings per term: tests use a small one to exercise truncation. */
-  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingsPerTerm) {
-    this(vertx, pool, embedder, config, postingsPerTerm, new QuarryMetrics());
+  /** With other posting budgets: tests use small ones to cut terms short. */
+  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int wholePostings,
+      int postingsPerTerm) {
+    this(vertx, pool, embedder, config, wholePostings, postingsPerTerm, new QuarryMetrics());
   }
 
   private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config,
-      int postingsPerTerm, QuarryMetrics metrics) {
+      int wholePostings, int postingsPerTerm, QuarryMetrics metrics) {
     this.metrics = metrics;
-    if (postingsPerTerm < 1) {
-      throw new IllegalArgumentException("postings per term must be >= 1, got " + postingsPerTerm);
+    if (wholePostings < 0 || postingsPerTerm < 1) {
+      throw new IllegalArgumentException("posting budgets must be >= 0 and >= 1, got "
+          + wholePostings + " and " + postingsPerTerm);
     }
     this.postingsPerTerm = postingsPerTerm;
+    this.wholePostings = wholePostings;
     this.vertx = vertx;
     this.pool = pool;
     this.embedder = embedder;
@@ -244,6 +254,7 @@ public final class SearchService {
         case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
         case SCOPE -> tuple.addValue(args.scope());
         case PERTERM -> tuple.addInteger(postingsPerTerm);
+        case POSTINGS -> tuple.addInteger(wholePostings);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());
