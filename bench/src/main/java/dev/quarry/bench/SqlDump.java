@@ -51,6 +51,11 @@ public final class SqlDump {
     for (int q = first; q < first + count; q++) {
       String text = (String) sqlText.invoke(statement);
       List<?> names = (List<?>) params.invoke(statement);
+      // -Ddump.prepared: PREPARE with bound parameters, then EXPLAIN ANALYZE EXECUTE, as the
+      // gateway's client runs it (a custom plan per execution), instead of literals.
+      boolean prepared = Boolean.getBoolean("dump.prepared");
+      String raw = text;
+      List<String> literals = new ArrayList<>();
       for (int i = names.size(); i >= 1; i--) {
         String literal = switch (names.get(i - 1).toString()) {
           case "TENANT" -> "'00000000-0000-0000-0000-000000000001'::uuid";
@@ -61,10 +66,25 @@ public final class SqlDump {
           case "POSTINGS" -> System.getProperty("dump.postings", "3000");
           case "PERTERM" -> System.getProperty("dump.perterm", "300");
           case "FUSED" -> "15";
+          case "POOL" -> "300";
           case "BUDGET" -> "2000";
           default -> throw new IllegalStateException(names.get(i - 1).toString());
         };
         text = text.replace("$" + i, literal);
+        literals.add(0, literal);
+      }
+      if (prepared) {
+        Files.writeString(out.resolve("q" + q + ".sql"), String.join("\n",
+            "BEGIN;",
+            "SET LOCAL quarry.tenant_id = '00000000-0000-0000-0000-000000000001';",
+            "SET LOCAL hnsw.iterative_scan = relaxed_order;",
+            "SET LOCAL hnsw.ef_search = 100;",
+            "SET LOCAL jit = off;",
+            "SET LOCAL plan_cache_mode = force_custom_plan;",
+            "PREPARE s AS " + raw.replaceAll("\\s*\n\\s*", " ") + ";",
+            "EXPLAIN (ANALYZE, BUFFERS) EXECUTE s(" + String.join(", ", literals) + ");",
+            "ROLLBACK;", ""));
+        continue;
       }
       // pgbench reads one statement per line (a line without ';' continues it).
       String oneLine = text.replaceAll("\\s*\n\\s*", " ");
