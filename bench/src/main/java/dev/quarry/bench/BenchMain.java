@@ -8,9 +8,11 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code BenchMain [retrieval|models|latency|ingest|sandbox|tenants|analyses|embeddings|all]...}: runs the named benchmarks, prints
+ * {@code BenchMain [retrieval|models|latency|ingest|sandbox|tenants|analyses|soak|embeddings|all]...}: runs the named benchmarks, prints
  * their figures and writes each one's section of BENCHMARKS.md at the repository root.
- * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run).
+ * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run). {@code soak}
+ * (about five and a half minutes, {@code QUARRY_SOAK_SECONDS}) is not part of {@code all}: it restarts
+ * a PostgreSQL cluster of its own and kills containers, so it runs only when named.
  */
 public final class BenchMain {
   private static final List<String> ALL = List.of("retrieval", "models", "latency", "ingest", "sandbox", "tenants", "analyses");
@@ -22,9 +24,9 @@ public final class BenchMain {
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
         case "all" -> which.addAll(ALL);
-        case "retrieval", "models", "latency", "ingest", "sandbox", "tenants", "analyses", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "models", "latency", "ingest", "sandbox", "tenants", "analyses", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, models, latency, ingest, sandbox, tenants, analyses,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, models, latency, ingest, sandbox, tenants, analyses, soak,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -48,6 +50,7 @@ public final class BenchMain {
           case "sandbox" -> { title = "Sandboxes"; body = new SandboxBench(paths, model).run(); }
           case "tenants" -> { title = "Tenant isolation under load"; body = new TenantIsolationBench().run(); }
           case "analyses" -> { title = "Analyses: gateway overhead and concurrency"; body = new AnalysesBench().run(); }
+          case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }
           default -> {
             for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),
                 TestCollections.vaswani(paths.retrieval()))) {

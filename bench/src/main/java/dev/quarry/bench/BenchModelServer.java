@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * local port that, for every conversation, asks for the scripted cells one by one and then answers.
  * It keeps no script state (the number of tool results in a request says which turn it is), so any
  * number of analyses can run at once. For each conversation it notes when it finished sending a
- * reply and when the next request arrived: the span in between is all the gateway's (and the
- * sandbox's), none of it the model's.
+ * reply and when the whole of the next request arrived: the span in between is all the gateway's
+ * (and the sandbox's), none of it the model's.
  */
 final class BenchModelServer implements AutoCloseable {
   /** The span between sending a tool-call reply and receiving the next request of the same conversation. */
@@ -29,6 +29,9 @@ final class BenchModelServer implements AutoCloseable {
   private final ConcurrentLinkedQueue<Gap> gaps = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Long> serviceNanos = new ConcurrentLinkedQueue<>();
   private final AtomicInteger ids = new AtomicInteger();
+  private final AtomicInteger refused = new AtomicInteger();
+  /** While set, every request gets a 503 (the soak's model outage). */
+  private volatile boolean failing;
 
   BenchModelServer(Vertx vertx, List<String> cells) {
     this.cells = List.copyOf(cells);
@@ -50,6 +53,16 @@ final class BenchModelServer implements AutoCloseable {
     return List.copyOf(serviceNanos);
   }
 
+  /** From now on answer every request with a 503, or again normally. */
+  void failing(boolean failing) {
+    this.failing = failing;
+  }
+
+  /** Requests answered with a 503 so far. */
+  int refused() {
+    return refused.get();
+  }
+
   void reset() {
     lastSent.clear();
     gaps.clear();
@@ -57,10 +70,19 @@ final class BenchModelServer implements AutoCloseable {
   }
 
   private void handle(HttpServerRequest req) {
-    long arrived = System.nanoTime();
     req.body().onSuccess(body -> {
+      // Arrived = the whole request is in: a model can start only then. The headers come first and
+      // can be far ahead of the body's end (a sender held back by Nagle's algorithm, say).
+      long arrived = System.nanoTime();
       if (!req.path().endsWith("/chat/completions")) {
         req.response().setStatusCode(404).end();
+        return;
+      }
+      if (failing) {
+        refused.incrementAndGet();
+        req.response().setStatusCode(503).putHeader("content-type", "application/json")
+            .end(new JsonObject().put("error", new JsonObject().put("message", "scripted outage")
+                .put("type", "server_error")).encode());
         return;
       }
       JsonObject request = body.toJsonObject();

@@ -4,13 +4,11 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.WaitContainerResultCallback;
 import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
-import com.github.dockerjava.api.model.Ulimit;
+import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.SandboxLimits;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -128,17 +126,7 @@ final class DockerBaselines implements AutoCloseable {
   }
 
   private HostConfig hardened() {
-    return HostConfig.newHostConfig()
-        .withNetworkMode("none")
-        .withReadonlyRootfs(true)
-        .withCapDrop(Capability.ALL)
-        .withSecurityOpts(List.of("no-new-privileges:true"))
-        .withPidsLimit(limits.pidsLimit())
-        .withMemory(limits.memoryBytes())
-        .withMemorySwap(limits.memoryBytes())
-        .withNanoCPUs(limits.nanoCpus())
-        .withUlimits(List.of(new Ulimit("nofile", limits.nofile(), limits.nofile())))
-        .withTmpFs(Map.of("/tmp", "rw,noexec,nosuid,nodev,mode=1777,size=" + limits.tmpfsBytes()));
+    return ContainerLauncher.lockedDown(limits);
   }
 
   /** Removes anything of this run still in the engine (a cell that threw half-way). */

@@ -1,6 +1,6 @@
 package dev.quarry.bench;
 
-import dev.quarry.api.GatewayCallbacks;
+import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.sandbox.Callbacks;
@@ -73,7 +73,7 @@ final class QuarrySandboxes implements AutoCloseable {
     Files.createDirectories(runRoot);
     SandboxSettings settings = new SandboxSettings(base.dockerHost(), base.image(), base.command(), base.user(),
         "bench-" + UUID.randomUUID().toString().substring(0, 8), runRoot, base.limits(), base.maxLimits(), pool,
-        base.reapInterval(), false);
+        base.reapInterval(), false, base.maxActive(), base.maxWait());
     SandboxService service = new SandboxService(stack.vertx(), settings, fs::sync);
     service.start().await();
     return service;
@@ -90,7 +90,8 @@ final class QuarrySandboxes implements AutoCloseable {
   /** The gateway's own callbacks for the tenant, timing the SearchService part of each search. */
   Callbacks callbacks() {
     SearchService timed = stack.search();
-    Callbacks gateway = new GatewayCallbacks(timed, documents, db.config(), tenant, Scope.ALL, null);
+    Callbacks gateway = new TenantCallbacks(tenant, Scope.ALL, timed, documents, db.config().searchMaxLimit(),
+        db.config().maxQueryChars(), null);
     return new Callbacks() {
       @Override
       public Future<JsonArray> search(String query, int limit) {

@@ -13,6 +13,7 @@ import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxSession;
 import io.vertx.core.Future;
 import io.vertx.core.json.DecodeException;
@@ -54,8 +55,10 @@ final class AnalysisRun implements Runnable {
   private final AtomicLong completionTokens = new AtomicLong();
   private final AtomicReference<SandboxSession> session = new AtomicReference<>();
   private final List<ChatCompletionMessageParam> messages = new ArrayList<>();
-  /** Step and usage writes, all awaited before the end is recorded. */
+  /** Token metering writes, all awaited before the end is recorded. */
   private final List<Future<Void>> writes = new ArrayList<>();
+  /** Tokens used and not yet reported to the meter (llm() calls add to it from the sandbox's event loop). */
+  private final AtomicLong unmetered = new AtomicLong();
   private BudgetedCallbacks callbacks;
   private Instant deadline;
   private int turns;
@@ -108,7 +111,9 @@ final class AnalysisRun implements Runnable {
       end = loop();
     } catch (Stop s) {
       end = s.end;
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
+      // Exception, not RuntimeException: Future.await() rethrows a failure's cause as it is, checked
+      // ones included (a PostgreSQL socket reset mid-restart), and the end must be recorded anyway.
       if (live.cancelled()) {
         end = new End("cancelled", "Cancelled", "the analysis was cancelled", null);
       } else {
@@ -120,7 +125,7 @@ final class AnalysisRun implements Runnable {
       if (s != null) {
         try {
           s.close().await();
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
           log.warn("analysis {}: closing sandbox {} failed: {}", live.id(), s.id(), e.toString());
         }
       }
@@ -175,11 +180,14 @@ final class AnalysisRun implements Runnable {
     callbacks = new BudgetedCallbacks(tenant, budgets, citations, this::addTokens);
     try {
       session.set(deps.sandboxes().open(live.tenantId(), request.scope(), callbacks).await());
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
       if (live.cancelled()) {
         throw e;
       }
       log.warn("analysis {}: no sandbox: {}", live.id(), e.toString());
+      if (e instanceof SandboxCapacityExhausted) {
+        throw new Stop(End.failed("SandboxCapacityExhausted", e.getMessage()));
+      }
       throw new Stop(End.failed("SandboxUnavailable", "no sandbox could be started for this analysis: "
           + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())));
     }
@@ -219,6 +227,9 @@ final class AnalysisRun implements Runnable {
   }
 
   private ChatCompletion askModel() {
+    // What the last turn did is stored while the model thinks, not beside the steps.
+    live.store();
+    meter();
     try {
       ChatCompletion reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
       turns++;
@@ -239,8 +250,13 @@ final class AnalysisRun implements Runnable {
   private void addTokens(Usage usage) {
     promptTokens.addAndGet(usage.promptTokens());
     completionTokens.addAndGet(usage.completionTokens());
-    if (usage.total() > 0) {
-      writes.add(deps.service().meter().used(live.tenantId(), usage.total()));
+    unmetered.addAndGet(usage.total());
+  }
+
+  private void meter() {
+    long tokens = unmetered.getAndSet(0);
+    if (tokens > 0) {
+      writes.add(deps.service().meter().used(live.tenantId(), tokens));
     }
   }
 
@@ -257,7 +273,7 @@ final class AnalysisRun implements Runnable {
         .put("tool_calls", toolCalls)
         .put("usage", new JsonObject().put("prompt_tokens", usage.promptTokens())
             .put("completion_tokens", usage.completionTokens())));
-    writes.add(deps.store().usage(live.tenantId(), live.id(), usageJson()));
+    live.usage(usageJson());
   }
 
   private void runToolCall(ChatCompletionMessageToolCall call) {
@@ -294,7 +310,7 @@ final class AnalysisRun implements Runnable {
         session.get().cancel();
       }
       outcome = running.await();
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
       if (live.cancelled()) {
         throw new Stop(cancelledEnd());
       }
@@ -302,7 +318,7 @@ final class AnalysisRun implements Runnable {
       throw new Stop(End.failed("SandboxUnavailable", "the sandbox could not run the code: " + e.getMessage()));
     }
     JsonObject result = outcome.toToolResult();
-    writes.add(deps.store().step(live.tenantId(), live.id(), step, code, result, startedAt, outcome.durationMs()));
+    live.step(new AnalysisStore.StepRecord(step, code, result, startedAt, outcome.durationMs()));
     live.emit(AnalysisEvent.CELL_RESULT, new JsonObject().put("step", step).put("result", result));
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
         .toolCallId(function.id()).content(result.encode()).build()));
@@ -393,13 +409,26 @@ final class AnalysisRun implements Runnable {
     JsonObject usage = usageJson();
     FinalAnswer answer = end.answer();
     try {
+      meter();
+      live.flushed().await();
       Future.join(writes).otherwiseEmpty().await();
-      describeFileCitations();
+      if (live.writeFailure() != null) {
+        // Whatever the loop's end, its record lacks steps or events: say so rather than succeed.
+        end = End.failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
+            + " be stored; the gateway's log has the details");
+        answer = null;
+      }
+      try {
+        describeFileCitations();
+      } catch (Exception e) {
+        // Titles of cited files are a nicety; their lookup failing must not cost the recorded end.
+        log.warn("analysis {}: cited files left without titles: {}", live.id(), e.toString());
+      }
       cited = citations.toJson();
-      deps.store().finish(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
+      deps.store().finishDurably(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
           end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
-          usage)).await();
-    } catch (RuntimeException e) {
+          usage));
+    } catch (Exception e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }
     deps.release(live);
@@ -414,7 +443,7 @@ final class AnalysisRun implements Runnable {
       }
       live.flushed().await();
       live.complete(deps.store().get(live.tenantId(), live.id()).await().orElseThrow());
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
       log.error("analysis {}: could not read back its record", live.id(), e);
       live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status()));
     } finally {

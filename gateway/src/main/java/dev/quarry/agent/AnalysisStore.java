@@ -1,19 +1,23 @@
 package dev.quarry.agent;
 
 import dev.quarry.store.Database;
+import dev.quarry.store.DatabaseUnavailable;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * Every statement about analyses, in one place. Each filters by {@code tenant_id}: a statement that
@@ -87,22 +91,118 @@ public final class AnalysisStore {
         .mapEmpty();
   }
 
+  /**
+   * Records how the analysis ended, trying again while the database is out of reach (a restart, a
+   * failover), with back-off, for up to {@link #END_RETRY}: an analysis that ends while PostgreSQL
+   * restarts must not stay "running" in its record. Blocks: call it from the analysis' own
+   * (virtual) thread.
+   */
+  void finishDurably(UUID tenantId, UUID id, Outcome outcome) {
+    retry(() -> finish(tenantId, id, outcome));
+  }
+
+  /** How long a write of an analysis keeps being tried while the database is unreachable. */
+  static final Duration END_RETRY = Duration.ofSeconds(90);
+
+  /**
+   * The write, tried again while the database is unreachable, on a virtual thread of its own so that
+   * the caller's event loop never waits: the steps and events of an analysis that runs through a
+   * database restart are kept, in order (each analysis has one event write in flight at a time).
+   */
+  private static Future<Void> durably(Supplier<Future<Void>> write) {
+    return write.get().recover(first -> {
+      if (!DatabaseUnavailable.matches(first)) {
+        return Future.failedFuture(first);
+      }
+      Promise<Void> done = Promise.promise();
+      Thread.ofVirtual().name("analysis-write-retry").start(() -> {
+        try {
+          retry(write);
+          done.complete();
+        } catch (RuntimeException e) {
+          done.fail(e);
+        }
+      });
+      return done.future();
+    });
+  }
+
+  /** Runs the write until it succeeds, fails otherwise than by an unreachable database, or {@link #END_RETRY} passes. */
+  private static void retry(Supplier<Future<Void>> write) {
+    long deadline = System.nanoTime() + END_RETRY.toNanos();
+    long backoffMs = 100;
+    while (true) {
+      try {
+        write.get().await();
+        return;
+      } catch (Exception e) {
+        // Exception: await() rethrows checked causes as they are (a socket reset).
+        if (!DatabaseUnavailable.matches(e) || System.nanoTime() + backoffMs * 1_000_000 > deadline) {
+          throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        }
+      }
+      try {
+        Thread.sleep(backoffMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while retrying a write", e);
+      }
+      backoffMs = Math.min(backoffMs * 2, 5_000);
+    }
+  }
+
   /** How an analysis ended, as stored. */
   record Outcome(String status, String errorType, String errorMessage, String answer, String program,
       JsonArray citations, JsonObject usage) {}
 
+  /** Stores a step; while the database is unreachable, tried again until {@link #END_RETRY}. */
   Future<Void> step(UUID tenantId, UUID analysisId, int ordinal, String code, JsonObject result,
       OffsetDateTime startedAt, long durationMs) {
-    return run(tenantId, INSERT_STEP, Tuple.of(tenantId, analysisId, ordinal, code, result,
-        startedAt, durationMs)).mapEmpty();
+    return durably(() -> run(tenantId, INSERT_STEP, Tuple.of(tenantId, analysisId, ordinal, code, result,
+        startedAt, durationMs)).mapEmpty());
   }
 
-  /** Stores events in one statement: an analysis emits several per step, and each write costs a transaction. */
+  /**
+   * Stores events in one statement: an analysis emits several per step, and each write costs a
+   * transaction. While the database is unreachable, tried again until {@link #END_RETRY}.
+   */
   Future<Void> events(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
+    return durably(() -> run(tenantId, INSERT_EVENTS, eventsTuple(tenantId, analysisId, events)).mapEmpty());
+  }
+
+  /** A finished step, as stored. */
+  record StepRecord(int ordinal, String code, JsonObject result, OffsetDateTime startedAt, long durationMs) {}
+
+  /**
+   * What an analysis did since its last write, in one transaction: its events, the steps that
+   * ended and its usage so far (each part may be empty). One transaction a model turn, not one per
+   * event batch, step and usage update: those all ran beside the next step on the same two cores.
+   * While the database is unreachable, tried again until {@link #END_RETRY}.
+   */
+  Future<Void> progress(UUID tenantId, UUID analysisId, List<AnalysisEvent> events, List<StepRecord> steps,
+      JsonObject usage) {
+    return durably(() -> Database.<Void>inTenant(pool, tenantId, conn -> {
+      Future<?> done = Future.succeededFuture();
+      if (!events.isEmpty()) {
+        done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(eventsTuple(tenantId, analysisId, events)));
+      }
+      if (!steps.isEmpty()) {
+        List<Tuple> rows = steps.stream().map(st -> Tuple.of(tenantId, analysisId, st.ordinal(), st.code(),
+            st.result(), st.startedAt(), st.durationMs())).toList();
+        done = done.compose(v -> conn.preparedQuery(INSERT_STEP).executeBatch(rows));
+      }
+      if (usage != null) {
+        done = done.compose(v -> conn.preparedQuery(UPDATE_USAGE).execute(Tuple.of(tenantId, analysisId, usage)));
+      }
+      return done.mapEmpty();
+    }));
+  }
+
+  private static Tuple eventsTuple(UUID tenantId, UUID analysisId, List<AnalysisEvent> events) {
     Long[] seqs = events.stream().map(AnalysisEvent::seq).toArray(Long[]::new);
     String[] types = events.stream().map(AnalysisEvent::type).toArray(String[]::new);
     String[] bodies = events.stream().map(AnalysisEvent::json).toArray(String[]::new);
-    return run(tenantId, INSERT_EVENTS, Tuple.of(tenantId, analysisId, seqs, types, bodies)).mapEmpty();
+    return Tuple.of(tenantId, analysisId, seqs, types, bodies);
   }
 
   /** The analysis with its steps, as the API shows it. */

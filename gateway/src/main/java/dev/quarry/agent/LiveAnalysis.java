@@ -12,12 +12,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An analysis while it runs: its events in order (kept in memory and written to the store in the
- * same order), the streams listening to them, and the means to cancel it. Events come from the
- * loop's thread and from the sandbox's event loop alike, hence the lock.
+ * An analysis while it runs: its events in order (kept in memory, handed to listeners at once and
+ * written to the store in the same order, a model turn's worth at a time, together with the steps
+ * that ended and the usage), the streams listening to them, and the means to cancel it. Events
+ * come from the loop's thread and from the sandbox's event loop alike, hence the lock.
  */
 public final class LiveAnalysis {
   private static final Logger log = LoggerFactory.getLogger(LiveAnalysis.class);
+  /** Events held back at most before they are written anyway. */
+  static final int HELD_EVENTS = 64;
 
   private final UUID id;
   private final UUID tenantId;
@@ -26,11 +29,17 @@ public final class LiveAnalysis {
   private final List<AnalysisEvent> events = new ArrayList<>();
   private final List<Consumer<AnalysisEvent>> listeners = new ArrayList<>();
   private final Promise<JsonObject> finished = Promise.promise();
-  /** Events emitted but not yet handed to the store. */
+  /** What happened and is not yet handed to the store: events, ended steps, the latest usage. */
   private List<AnalysisEvent> unwritten = new ArrayList<>();
-  /** Completes when every event handed to the store so far is written (or failed and logged). */
+  private List<AnalysisStore.StepRecord> unwrittenSteps = new ArrayList<>();
+  private JsonObject unwrittenUsage;
+  /** Completes when everything handed to the store so far is written (or failed and logged). */
   private Future<Void> writes = Future.succeededFuture();
   private boolean writing;
+  /** Whether what waits should be written as soon as the write in flight (if any) is done. */
+  private boolean writeWanted;
+  /** The first write that failed: the analysis' record is incomplete. */
+  private volatile Throwable writeFailure;
   private long nextSeq = 1;
   private volatile boolean cancelled;
   private volatile Runnable onCancel = () -> {};
@@ -51,16 +60,17 @@ public final class LiveAnalysis {
   }
 
   /**
-   * Appends an event, hands it to every listener and queues its write. One write is in flight at a
-   * time; what is emitted meanwhile goes in the next one, together: the order is kept and a step's
-   * several events cost one transaction rather than one each.
+   * Appends an event and hands it to every listener at once; its write waits for the loop's next
+   * {@link #store()} (or for {@value #HELD_EVENTS} events, so that a long, chatty cell neither
+   * holds its output back nor piles it up in memory).
    */
   synchronized AnalysisEvent emit(String type, JsonObject data) {
     AnalysisEvent event = AnalysisEvent.of(nextSeq++, type, clock.millis(), data);
     events.add(event);
     unwritten.add(event);
-    if (!writing) {
-      writeUnwritten();
+    if (unwritten.size() >= HELD_EVENTS) {
+      writeWanted = true;
+      writeIfWanted();
     }
     for (Consumer<AnalysisEvent> listener : List.copyOf(listeners)) {
       listener.accept(event);
@@ -68,29 +78,71 @@ public final class LiveAnalysis {
     return event;
   }
 
-  /** Called with the lock held and events waiting: writes them, then whatever came meanwhile. */
-  private void writeUnwritten() {
+  /** A step that ended, written with the next batch. */
+  synchronized void step(AnalysisStore.StepRecord step) {
+    unwrittenSteps.add(step);
+  }
+
+  /** The usage so far, written with the next batch (a later one replaces it). */
+  synchronized void usage(JsonObject usage) {
+    unwrittenUsage = usage;
+  }
+
+  /**
+   * Starts writing all that waits, in one transaction, without waiting for it. The loop calls this
+   * as it hands a request to the model, so that the writes run while the model thinks rather than
+   * beside the steps on the gateway's cores. One write is in flight at a time, in order.
+   */
+  synchronized void store() {
+    writeWanted = true;
+    writeIfWanted();
+  }
+
+  /** Called with the lock held. */
+  private void writeIfWanted() {
+    if (writing || !writeWanted || unwritten.isEmpty() && unwrittenSteps.isEmpty() && unwrittenUsage == null) {
+      return;
+    }
     writing = true;
+    writeWanted = false;
     List<AnalysisEvent> batch = unwritten;
+    List<AnalysisStore.StepRecord> steps = unwrittenSteps;
+    JsonObject usage = unwrittenUsage;
     unwritten = new ArrayList<>();
-    writes = store.events(tenantId, id, batch)
-        .onFailure(e -> log.warn("analysis {}: events {}-{} not stored: {}", id, batch.get(0).seq(),
-            batch.get(batch.size() - 1).seq(), e.toString()))
+    unwrittenSteps = new ArrayList<>();
+    unwrittenUsage = null;
+    writes = store.progress(tenantId, id, batch, steps, usage)
+        .onFailure(e -> {
+          if (writeFailure == null) {
+            writeFailure = e;
+          }
+          log.warn("analysis {}: {} events, {} steps{} not stored: {}", id, batch.size(), steps.size(),
+              usage == null ? "" : " and its usage", e.toString());
+        })
         .otherwiseEmpty()
         .compose(v -> {
           synchronized (this) {
-            if (unwritten.isEmpty()) {
-              writing = false;
-              return Future.<Void>succeededFuture();
-            }
-            writeUnwritten();
-            return writes;
+            writing = false;
+            Future<Void> before = writes;
+            writeIfWanted();
+            return writes == before ? Future.<Void>succeededFuture() : writes;
           }
         });
   }
 
-  /** Completes when every event so far is stored. */
+  /** The first write that failed, if one did. */
+  Throwable writeFailure() {
+    return writeFailure;
+  }
+
+  /** The write in flight (or the last one), without starting one. */
+  synchronized Future<Void> writing() {
+    return writes;
+  }
+
+  /** Writes all that waits and completes when everything so far is stored (or failed and logged). */
   synchronized Future<Void> flushed() {
+    store();
     return writes.otherwiseEmpty();
   }
 

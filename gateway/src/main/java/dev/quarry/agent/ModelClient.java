@@ -25,6 +25,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
+import okhttp3.OkHttpClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +43,8 @@ public final class ModelClient implements AutoCloseable {
 
   private final AgentSettings settings;
   private final OpenAIClient client;
+  /** The HTTP client under {@link #client}: openai-java borrows it and leaves closing it to us. */
+  private final OkHttpClient http;
   private final CircuitBreaker breaker;
   private final Clock clock;
   private final QuarryMetrics metrics;
@@ -63,15 +66,33 @@ public final class ModelClient implements AutoCloseable {
     this.metrics = metrics;
     this.clock = clock;
     this.breaker = new CircuitBreaker(settings.breakerThreshold(), settings.breakerCooldown(), clock);
+    this.http = settings.modelConfigured() ? httpClient(settings) : null;
     this.client = settings.modelConfigured()
         ? OpenAIOkHttpClient.builder()
+            .okHttpClient(http)
             .baseUrl(settings.baseUrl())
             // Local servers (vLLM, Ollama, llama.cpp) take any key; the client insists on one.
             .apiKey(settings.apiKey().isBlank() ? "unused" : settings.apiKey())
             .maxRetries(0)
-            .timeout(Timeout.builder().connect(settings.connectTimeout()).request(settings.requestTimeout()).build())
             .build()
         : null;
+  }
+
+  /**
+   * The HTTP client openai-java would build for itself (the same timeouts, no redirects) but on
+   * sockets without Nagle's algorithm. openai-java adds its own safeguards (no retry on a failed
+   * connection, the API key never sent on to another host) to the client it borrows.
+   */
+  static OkHttpClient httpClient(AgentSettings settings) {
+    return new OkHttpClient.Builder()
+        .socketFactory(new NoDelaySocketFactory())
+        .connectTimeout(settings.connectTimeout())
+        .readTimeout(settings.requestTimeout())
+        .writeTimeout(settings.requestTimeout())
+        .callTimeout(settings.requestTimeout())
+        .followRedirects(false)
+        .followSslRedirects(false)
+        .build();
   }
 
   public boolean configured() {
@@ -179,7 +200,7 @@ public final class ModelClient implements AutoCloseable {
       if (left.isNegative() || left.isZero()) {
         throw new ModelFailure("OutOfTime", "the analysis' time budget ran out while waiting for the model");
       }
-      breaker.acquire();
+      awaitBreaker(deadline);
       Duration timeout = left.compareTo(settings.requestTimeout()) < 0 ? left : settings.requestTimeout();
       RetryableFailure failure;
       try {
@@ -216,6 +237,25 @@ public final class ModelClient implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new ModelFailure("Cancelled", "the analysis was cancelled while waiting to retry the model");
+      }
+    }
+  }
+
+  /**
+   * Waits while the breaker is open (or another call is its trial), as long as the analysis' time
+   * budget leaves room for the call after it: a short outage then costs the analyses time, not their
+   * answers, while the endpoint sees one trial call instead of every analysis' retries.
+   */
+  private void awaitBreaker(Instant deadline) {
+    for (Optional<Duration> wait = breaker.tryAcquire(); wait.isPresent(); wait = breaker.tryAcquire()) {
+      if (clock.instant().plus(wait.get()).isAfter(deadline)) {
+        throw breaker.paused(wait.get());
+      }
+      try {
+        Thread.sleep(wait.get());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ModelFailure("Cancelled", "the analysis was cancelled while the model endpoint was paused");
       }
     }
   }
@@ -316,6 +356,8 @@ public final class ModelClient implements AutoCloseable {
   public void close() {
     if (client != null) {
       client.close();
+      http.dispatcher().executorService().shutdown();
+      http.connectionPool().evictAll();
     }
   }
 }

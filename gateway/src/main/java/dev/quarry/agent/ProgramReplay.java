@@ -3,6 +3,7 @@ package dev.quarry.agent;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxSession;
 import dev.quarry.sandbox.Scope;
 import io.vertx.core.json.JsonObject;
@@ -39,6 +40,8 @@ final class ProgramReplay {
     SandboxSession session;
     try {
       session = deps.sandboxes().open(tenantId, scope, callbacks).await();
+    } catch (SandboxCapacityExhausted e) {
+      throw e;
     } catch (RuntimeException e) {
       throw new AnalysisService.AnalysisRefused(503, "sandbox_unavailable",
           "no sandbox could be started to replay the program: " + e.getMessage());

@@ -12,32 +12,46 @@ import io.vertx.core.json.JsonArray;
 import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The sandbox's callbacks for one analysis, bound to its tenant and scope: search and the document
- * list only ever see those documents, whatever the code asks for.
+ * The gateway's answers to a sandbox's callbacks, bound to one tenant and scope: search and the
+ * document list only ever see those documents, whatever the code asks for. The one implementation
+ * behind both executions ({@code POST /v1/executions}) and analyses, which put their budgets on top
+ * ({@link BudgetedCallbacks}).
+ *
+ * <p>It lives with the agent because llm() is the model client's; the API already depends on this
+ * package, so the sandbox package stays free of search, store and model.
  */
-final class TenantCallbacks implements Callbacks {
+public final class TenantCallbacks implements Callbacks {
   private final UUID tenantId;
   private final Scope scope;
   private final SearchService search;
   private final DocumentStore documents;
-  private final ModelClient model;
-  private final Supplier<Instant> deadline;
+  private final Function<String, Future<ModelClient.Completion>> model;
   private final int maxSearchLimit;
   private final int maxQueryChars;
 
-  TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents, ModelClient model,
-      Supplier<Instant> deadline, int maxSearchLimit, int maxQueryChars) {
+  /**
+   * @param model one completion per prompt, with its token usage; null when no model endpoint is
+   *              configured (llm() then fails saying so)
+   */
+  public TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents,
+      int maxSearchLimit, int maxQueryChars, Function<String, Future<ModelClient.Completion>> model) {
     this.tenantId = tenantId;
     this.scope = scope;
     this.search = search;
     this.documents = documents;
     this.model = model;
-    this.deadline = deadline;
     this.maxSearchLimit = maxSearchLimit;
     this.maxQueryChars = maxQueryChars;
+  }
+
+  /** For an analysis: llm() calls the model directly, within the analysis' deadline. */
+  TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents, ModelClient model,
+      Supplier<Instant> deadline, int maxSearchLimit, int maxQueryChars) {
+    this(tenantId, scope, search, documents, maxSearchLimit, maxQueryChars, prompt -> until(model, prompt, deadline));
   }
 
   @Override
@@ -77,18 +91,35 @@ final class TenantCallbacks implements Callbacks {
 
   /** The completion with its token usage, which the budget keeper counts. */
   Future<ModelClient.Completion> completion(String prompt) {
+    if (model == null) {
+      return Future.failedFuture(CallbackFailure.runtimeError(
+          "llm() is unavailable: no model endpoint is configured for this gateway"));
+    }
     if (prompt == null || prompt.isBlank()) {
       return Future.failedFuture(CallbackFailure.valueError("llm() needs a non-empty prompt"));
     }
+    Future<ModelClient.Completion> reply;
+    try {
+      reply = model.apply(prompt);
+    } catch (RuntimeException e) {
+      reply = Future.failedFuture(e);
+    }
+    // What the code sees: a quota's LimitExceeded as is, the model's failure by type, nothing internal.
+    return reply.recover(e -> Future.failedFuture(switch (e) {
+      case CallbackFailure f -> f;
+      case ModelFailure f -> CallbackFailure.runtimeError("llm() failed: " + f.type() + ": " + f.getMessage());
+      default -> CallbackFailure.runtimeError("llm() failed");
+    }));
+  }
+
+  /** The model client blocks: a virtual thread of its own keeps it off the event loop. */
+  private static Future<ModelClient.Completion> until(ModelClient model, String prompt, Supplier<Instant> deadline) {
     Promise<ModelClient.Completion> promise = Promise.promise();
-    // The client blocks: a virtual thread of its own keeps it off the event loop.
     Thread.ofVirtual().name("llm-callback").start(() -> {
       try {
         promise.complete(model.complete(prompt, deadline.get()));
-      } catch (ModelFailure e) {
-        promise.fail(CallbackFailure.runtimeError("llm() failed: " + e.type() + ": " + e.getMessage()));
       } catch (RuntimeException e) {
-        promise.fail(CallbackFailure.runtimeError("llm() failed"));
+        promise.fail(e);
       }
     });
     return promise.future();

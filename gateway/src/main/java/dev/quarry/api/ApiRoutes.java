@@ -6,10 +6,13 @@ import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ops.Config;
 import dev.quarry.agent.ModelClient;
+import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.sandbox.CallbackFailure;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
+import dev.quarry.store.DatabaseUnavailable;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.tenancy.ApiKeys;
@@ -296,13 +299,13 @@ public final class ApiRoutes {
   }
 
   /** What a sandbox of this tenant and scope may call back into. */
-  public GatewayCallbacks callbacks(UUID tenantId, Scope scope) {
-    return new GatewayCallbacks(searchService, documentStore, config, tenantId, scope,
-        llm == null ? null : prompt -> tenantCompletion(tenantId, prompt));
+  public TenantCallbacks callbacks(UUID tenantId, Scope scope) {
+    return new TenantCallbacks(tenantId, scope, searchService, documentStore, config.searchMaxLimit(),
+        config.maxQueryChars(), llm == null ? null : prompt -> tenantCompletion(tenantId, prompt));
   }
 
   /** One llm() completion on the tenant's daily model tokens: refused once they are spent, counted after. */
-  private Future<String> tenantCompletion(UUID tenantId, String prompt) {
+  private Future<ModelClient.Completion> tenantCompletion(UUID tenantId, String prompt) {
     return quotas.checkModelTokens(tenantId)
         .recover(e -> Future.failedFuture(e instanceof QuotaExceeded q
             ? new CallbackFailure("LimitExceeded", q.getMessage()) : e))
@@ -312,7 +315,7 @@ public final class ApiRoutes {
               log.warn("llm() tokens of tenant {} not recorded: {}", tenantId, e.toString());
               return null;
             })
-            .map(v -> c.text()));
+            .map(v -> c));
   }
 
   private static ApiError missing(UUID id) {
@@ -333,6 +336,10 @@ public final class ApiRoutes {
     }
     if (unwrap(ctx.failure()) instanceof QuotaExceeded over) {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
+    } else if (unwrap(ctx.failure()) instanceof SandboxCapacityExhausted full) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()));
+    } else if (error.code().equals("database_unavailable")) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, "5");
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
@@ -359,6 +366,9 @@ public final class ApiRoutes {
       case ApiError e -> e;
       case IngestException e -> ingestError(e);
       case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
+      case SandboxCapacityExhausted e -> new ApiError(503, "sandbox_capacity_exhausted", e.getMessage());
+      case Throwable e when DatabaseUnavailable.matches(e) -> new ApiError(503, "database_unavailable",
+          "the database is unreachable for the moment (restarting or failing over); retry shortly");
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);

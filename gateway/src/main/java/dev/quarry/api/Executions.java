@@ -1,11 +1,13 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.proto.sandbox.v1.CellStatus;
 import dev.quarry.sandbox.CellError;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
+import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.SandboxSession;
 import dev.quarry.sandbox.Scope;
@@ -29,13 +31,13 @@ import java.util.function.Function;
 final class Executions {
   private final SandboxService sandboxes;
   private final DocumentStore documents;
-  private final Function<Scope, GatewayCallbacks> callbacks;
+  private final Function<Scope, TenantCallbacks> callbacks;
 
   /**
    * @param sandboxes null when this gateway cannot run sandboxes (every request then gets 503)
    * @param callbacks the tenant's callbacks for a scope
    */
-  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, GatewayCallbacks> callbacks) {
+  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, TenantCallbacks> callbacks) {
     this.sandboxes = sandboxes;
     this.documents = documents;
     this.callbacks = callbacks;
@@ -105,8 +107,8 @@ final class Executions {
     HttpServerResponse response = ctx.response();
     knownScope(tenantId, request.scope())
         .compose(known -> sandboxes.open(tenantId, request.scope(), callbacks.apply(request.scope()))
-            .recover(e -> Future.failedFuture(new ApiError(503, "sandbox_unavailable",
-                "no sandbox could be started: " + e.getMessage()))))
+            .recover(e -> Future.failedFuture(e instanceof SandboxCapacityExhausted ? e
+                : new ApiError(503, "sandbox_unavailable", "no sandbox could be started: " + e.getMessage()))))
         .onFailure(ctx::fail)
         .onSuccess(session -> run(ctx, response, session, request));
   }

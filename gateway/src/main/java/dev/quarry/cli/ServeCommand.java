@@ -5,6 +5,7 @@ import dev.quarry.ops.ConfigSource;
 import dev.quarry.ops.Gateway;
 import dev.quarry.ops.OpsSettings;
 import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.sandbox.SandboxSettings;
 import io.vertx.core.Vertx;
 import java.io.PrintWriter;
 import java.util.Map;
@@ -33,11 +34,14 @@ final class ServeCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     Config config;
     OpsSettings ops;
+    SandboxSettings sandboxes;
     try {
       Map<String, String> settings = ConfigSource.load(System.getenv());
       config = Config.fromEnv(settings);
       ops = OpsSettings.from(settings);
-    } catch (Config.InvalidSetting e) {
+      // Read here too, so that the file applies to them and a bad one stops start-up the same way.
+      sandboxes = SandboxSettings.fromEnv(settings);
+    } catch (Config.InvalidSetting | IllegalArgumentException e) {
       err.println("error: " + e.getMessage());
       err.flush();
       return 2;
@@ -47,7 +51,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     QuarryMetrics metrics = new QuarryMetrics();
     Vertx vertx = Gateway.vertx(metrics);
-    Gateway gateway = new Gateway(config, ops, metrics);
+    Gateway gateway = new Gateway(config, ops, metrics, sandboxes);
     String deployment;
     try {
       deployment = vertx.deployVerticle(gateway).await();

@@ -1,6 +1,7 @@
 package dev.quarry.ops;
 
 import com.github.dockerjava.api.DockerClient;
+import dev.quarry.agent.AbandonedAnalyses;
 import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.AnalysisService;
 import dev.quarry.agent.AnalysisStore;
@@ -49,6 +50,7 @@ public final class Gateway extends VerticleBase {
   /** How long in-flight requests get to finish on shutdown, once long-running work has drained. */
   private static final long DRAIN_SECONDS = 10;
   private static final long PROBE_INTERVAL_MS = 15_000;
+  private static final long SWEEP_INTERVAL_MS = 60_000;
 
   private final Config config;
   private final OpsSettings ops;
@@ -67,6 +69,8 @@ public final class Gateway extends VerticleBase {
   private Readiness readiness;
   private int schemaVersion;
   private long probeTimer = -1;
+  private long sweepTimer = -1;
+  private Pool maintenancePool;
 
   public Gateway(Config config) {
     this(config, OpsSettings.DEFAULTS, new QuarryMetrics());
@@ -172,6 +176,17 @@ public final class Gateway extends VerticleBase {
           // Probed on a timer as well as by /readyz, so that quarry_dependency_up stays current
           // where nothing polls the probe.
           probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
+          // Analyses that a killed gateway (this one's earlier life or another replica) left running.
+          maintenancePool = Database.ownerPool(vertx, config);
+          AbandonedAnalyses abandoned = new AbandonedAnalyses(maintenancePool, AbandonedAnalyses.DEFAULT_GRACE);
+          sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> abandoned.sweep()
+              .onSuccess(ended -> {
+                if (!ended.isEmpty()) {
+                  log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
+                      ended.size(), ended);
+                }
+              })
+              .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage())));
           log.info("Quarry gateway listening on port {}", listening.actualPort());
         });
   }
@@ -266,6 +281,7 @@ public final class Gateway extends VerticleBase {
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(probeTimer);
+    vertx.cancelTimer(sweepTimer);
     Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
     return drained.eventually(() -> {
       // The re-embed ends after its batch in flight, while the server drains.
@@ -281,7 +297,8 @@ public final class Gateway extends VerticleBase {
       if (model != null) {
         model.close();
       }
-      return pool == null ? Future.succeededFuture() : pool.close();
+      Future<Void> maintenanceClosed = maintenancePool == null ? Future.succeededFuture() : maintenancePool.close();
+      return Future.join(maintenanceClosed, pool == null ? Future.succeededFuture() : pool.close()).mapEmpty();
     });
   }
 

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -30,6 +31,9 @@ public final class Lifecycle {
 
   /** How long cancelled work gets to record its status and close after the grace period. */
   static final Duration CANCEL_WAIT = Duration.ofSeconds(10);
+
+  /** How long one shutdown step may take before the next one runs regardless. */
+  static final Duration CLEANUP_WAIT = Duration.ofSeconds(10);
 
   public enum State { SERVING, DRAINING, STOPPED }
 
@@ -137,7 +141,10 @@ public final class Lifecycle {
         } catch (RuntimeException e) {
           step = Future.failedFuture(e);
         }
-        return step.onFailure(e -> log.error("shutdown step '{}' failed", c.name(), e))
+        // Bounded: a step that never finishes must not keep the sandboxes' removal, which follows
+        // the drain, from running.
+        return step.timeout(CLEANUP_WAIT.toMillis(), TimeUnit.MILLISECONDS)
+            .onFailure(e -> log.error("shutdown step '{}' failed", c.name(), e))
             .otherwiseEmpty();
       });
     }

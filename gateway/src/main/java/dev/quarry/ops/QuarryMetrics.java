@@ -54,6 +54,9 @@ public final class QuarryMetrics {
   private final AtomicInteger sandboxesActive = new AtomicInteger();
   private final AtomicInteger analysesRunning = new AtomicInteger();
   private final AtomicReference<IntSupplier> warmPoolReady = new AtomicReference<>(() -> 0);
+  private final AtomicReference<IntSupplier> sandboxLimit = new AtomicReference<>(() -> 0);
+  private final AtomicReference<IntSupplier> sandboxesLive = new AtomicReference<>(() -> 0);
+  private final AtomicReference<IntSupplier> sandboxWaiters = new AtomicReference<>(() -> 0);
   private boolean registered;
 
   public QuarryMetrics() {
@@ -125,6 +128,14 @@ public final class QuarryMetrics {
     }
     Gauge.builder("quarry_sandbox_warm_pool_size", () -> warmPoolReady.get().getAsInt())
         .description("Warm sandboxes ready to be taken").register(registry);
+    Gauge.builder("quarry_sandbox_limit_sandboxes", () -> sandboxLimit.get().getAsInt())
+        .description("The most sandbox containers this gateway keeps at once (QUARRY_SANDBOX_MAX_ACTIVE)")
+        .register(registry);
+    Gauge.builder("quarry_sandbox_live_sandboxes", () -> sandboxesLive.get().getAsInt())
+        .description("Sandbox containers counted against the limit: in use, warm, starting or being removed")
+        .register(registry);
+    Gauge.builder("quarry_sandbox_waiting_requests", () -> sandboxWaiters.get().getAsInt())
+        .description("Requests waiting for a sandbox slot to come free").register(registry);
     modelErrors("agent", "server_error");
     modelRetries("server_error");
     analysisMeters("succeeded");
@@ -290,6 +301,13 @@ public final class QuarryMetrics {
   /** WarmPool's owner, once: how to count ready containers across all tenants, read at each scrape. */
   public void warmPoolSize(IntSupplier ready) {
     warmPoolReady.set(ready);
+  }
+
+  /** SandboxService, once: its capacity limit, the slots taken and the requests waiting for one. */
+  public void sandboxCapacity(IntSupplier limit, IntSupplier live, IntSupplier waiting) {
+    sandboxLimit.set(limit);
+    sandboxesLive.set(live);
+    sandboxWaiters.set(waiting);
   }
 
   /**

@@ -157,6 +157,25 @@ public final class ContainerLauncher {
     Path prepare(Path runDir) throws Exception;
   }
 
+  /**
+   * What every sandbox container gets whatever it runs: no network, a read-only root, no
+   * capabilities and no way to gain any, and the resource limits. The benchmarks' docker run/exec
+   * baselines use it too, so that they compare like with like.
+   */
+  public static HostConfig lockedDown(SandboxLimits limits) {
+    return HostConfig.newHostConfig()
+        .withNetworkMode("none")
+        .withReadonlyRootfs(true)
+        .withCapDrop(Capability.ALL)
+        .withSecurityOpts(List.of("no-new-privileges:true"))
+        .withPidsLimit(limits.pidsLimit())
+        .withMemory(limits.memoryBytes())
+        .withMemorySwap(limits.memoryBytes())
+        .withNanoCPUs(limits.nanoCpus())
+        .withUlimits(List.of(new Ulimit("nofile", limits.nofile(), limits.nofile())))
+        .withTmpFs(Map.of("/tmp", "rw,noexec,nosuid,nodev,mode=1777,size=" + limits.tmpfsBytes()));
+  }
+
   private static byte[] randomBytes() {
     byte[] b = new byte[6];
     RANDOM.nextBytes(b);
@@ -172,17 +191,7 @@ public final class ContainerLauncher {
     labels.put(LABEL_TENANT, tenantId.toString());
     labels.put(LABEL_CREATED, Long.toString(created.getEpochSecond()));
 
-    HostConfig host = HostConfig.newHostConfig()
-        .withNetworkMode("none")
-        .withReadonlyRootfs(true)
-        .withCapDrop(Capability.ALL)
-        .withSecurityOpts(List.of("no-new-privileges:true"))
-        .withPidsLimit(limits.pidsLimit())
-        .withMemory(limits.memoryBytes())
-        .withMemorySwap(limits.memoryBytes())
-        .withNanoCPUs(limits.nanoCpus())
-        .withUlimits(List.of(new Ulimit("nofile", limits.nofile(), limits.nofile())))
-        .withTmpFs(Map.of("/tmp", "rw,noexec,nosuid,nodev,mode=1777,size=" + limits.tmpfsBytes()))
+    HostConfig host = lockedDown(limits)
         .withBinds(
             new Bind(docs.toString(), new Volume(DOCUMENTS_DIR), AccessMode.ro),
             new Bind(runDir.toString(), new Volume(SOCKET_DIR), AccessMode.rw))

@@ -51,6 +51,7 @@ final class GrpcSandboxSession implements SandboxSession {
   private final Scope scope;
   private final Callbacks callbacks;
   private final Runnable onClosed;
+  private final Runnable onRemoved;
   private final QuarryMetrics metrics;
   private Cell cell;
   private int cellCount;
@@ -60,7 +61,7 @@ final class GrpcSandboxSession implements SandboxSession {
   private Future<Void> closing;
 
   GrpcSandboxSession(Vertx vertx, ContainerLauncher launcher, LiveSandbox live, Scope scope,
-      Callbacks callbacks, Runnable onClosed, QuarryMetrics metrics) {
+      Callbacks callbacks, Runnable onClosed, Runnable onRemoved, QuarryMetrics metrics) {
     this.vertx = vertx;
     this.metrics = metrics;
     this.launcher = launcher;
@@ -68,6 +69,7 @@ final class GrpcSandboxSession implements SandboxSession {
     this.scope = scope;
     this.callbacks = callbacks;
     this.onClosed = onClosed;
+    this.onRemoved = onRemoved;
     live.endpoint().onMessage(this::received);
     live.endpoint().ended().onComplete(ar -> streamEnded());
   }
@@ -415,6 +417,7 @@ final class GrpcSandboxSession implements SandboxSession {
           launcher.remove(live.sandbox());
           return null;
         }, false))
+        .onComplete(ar -> onRemoved.run())
         .onComplete(p);
     return p.future();
   }

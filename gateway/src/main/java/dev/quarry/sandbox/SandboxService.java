@@ -29,6 +29,8 @@ public final class SandboxService {
   private static final Logger LOG = LoggerFactory.getLogger(SandboxService.class);
   /** From container start to the runner's Ready; far above the usual second, for a loaded host. */
   static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  /** How often a starting sandbox' container is looked at while its runner has not said Ready. */
+  static final long START_CHECK_MS = 1_000;
   private static final long SOCKET_LISTEN_SECONDS = 10;
 
   private final Vertx vertx;
@@ -41,6 +43,9 @@ public final class SandboxService {
   /** Pooled sandboxes' endpoints, by sandbox id, until someone takes them. */
   private final Map<String, LiveSandbox> pooled = new ConcurrentHashMap<>();
   private final Set<GrpcSandboxSession> sessions = ConcurrentHashMap.newKeySet();
+  private final SandboxCapacity capacity;
+  /** The capacity slot of every container that exists, by sandbox id, until it is removed. */
+  private final Map<String, SandboxCapacity.Slot> slots = new ConcurrentHashMap<>();
   private final QuarryMetrics metrics;
   private volatile boolean closed;
 
@@ -61,8 +66,10 @@ public final class SandboxService {
     this.docker = ContainerLauncher.connect(settings.dockerHost());
     this.launcher = new ContainerLauncher(docker, settings);
     this.reaper = new Reaper(docker, launcher);
+    this.capacity = new SandboxCapacity(vertx, settings.maxActive(), settings.maxWait(), this::evictIdle);
+    // The pool warms only with room to spare, so warm sandboxes never keep a request waiting.
     this.pool = new WarmPool(settings.poolPerTenant(),
-        tenantId -> startLive(tenantId, Scope.ALL).map(live -> {
+        tenantId -> startLive(tenantId, Scope.ALL, spareSlot()).map(live -> {
           pooled.put(live.sandbox().id(), live);
           return live.sandbox();
         }),
@@ -72,11 +79,29 @@ public final class SandboxService {
         });
     // Pooled endpoints are exactly the Ready sandboxes nobody has taken yet, across all tenants.
     metrics.warmPoolSize(pooled::size);
+    metrics.sandboxCapacity(capacity::limit, capacity::used, capacity::waiting);
   }
 
   /** Reaps leftovers of earlier runs and starts the periodic reaper. */
   public Future<Void> start() {
-    return reaper.start(vertx).mapEmpty();
+    return reaper.start(vertx).<Void>mapEmpty().onSuccess(v -> checkEngineMemory());
+  }
+
+  /**
+   * Says so at start-up when the engine has less memory than the limit's sandboxes may take: then
+   * the kernel, not the limit, decides which sandbox dies under load.
+   */
+  private void checkEngineMemory() {
+    long needed = (long) settings.maxActive() * settings.limits().memoryBytes();
+    vertx.executeBlocking(() -> docker.infoCmd().exec().getMemTotal(), false).onComplete(ar -> {
+      if (ar.succeeded() && ar.result() != null && ar.result() < needed) {
+        LOG.warn("QUARRY_SANDBOX_MAX_ACTIVE={} sandboxes of {} MiB need {} MiB, but the Docker engine has {} MiB;"
+            + " lower QUARRY_SANDBOX_MAX_ACTIVE or QUARRY_SANDBOX_MEMORY_MIB", settings.maxActive(),
+            settings.limits().memoryBytes() >> 20, needed >> 20, ar.result() >> 20);
+      } else if (ar.failed()) {
+        LOG.debug("reading the engine's memory: {}", ar.cause().toString());
+      }
+    });
   }
 
   public SandboxSettings settings() {
@@ -85,7 +110,9 @@ public final class SandboxService {
 
   /**
    * A live session for the tenant, its runner Ready. With {@link Scope#ALL} a pooled sandbox when
-   * one is waiting; a scoped one is always started for the purpose with only its documents.
+   * one is waiting; a scoped one is always started for the purpose with only its documents. When
+   * the gateway has {@link SandboxSettings#maxActive()} containers already, it waits up to
+   * {@link SandboxSettings#maxWait()} for one to go, then fails with {@link SandboxCapacityExhausted}.
    */
   public Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks) {
     if (closed) {
@@ -93,18 +120,21 @@ public final class SandboxService {
     }
     long asked = System.nanoTime();
     boolean pooledScope = scope.isAll() && settings.poolPerTenant() > 0;
-    // Warm when the pool had one waiting as we asked; a take from an empty pool starts one cold.
-    boolean warm = pooledScope && pool.ready(tenantId) > 0;
-    Future<LiveSandbox> live = pooledScope
-        ? pool.take(tenantId).compose(this::pooledLive)
-        : startLive(tenantId, scope);
+    Sandbox warmOne = pooledScope ? pool.poll(tenantId) : null;
+    boolean warm = warmOne != null;
+    // The request claims its slot (or its place in the queue) before the pool refills, so that
+    // warming never takes the room a request is about to need.
+    Future<LiveSandbox> live = warm ? pooledLive(warmOne) : startLive(tenantId, scope, capacity.acquire());
+    if (pooledScope) {
+      pool.refill(tenantId);
+    }
     return live.onFailure(e -> metrics.sandboxStartFailed(startFailure(e))).compose(l -> {
       metrics.sandboxAcquired(warm, Duration.ofNanos(System.nanoTime() - asked));
       GrpcSandboxSession[] holder = new GrpcSandboxSession[1];
       GrpcSandboxSession session = new GrpcSandboxSession(vertx, launcher, l, scope, callbacks, () -> {
         sessions.remove(holder[0]);
         metrics.sandboxReleased();
-      }, metrics);
+      }, () -> releaseSlot(l.sandbox().id()), metrics);
       holder[0] = session;
       sessions.add(session);
       if (closed) {
@@ -118,8 +148,35 @@ public final class SandboxService {
 
   /** The reason label of quarry_sandbox_start_failures: the runner never answered, or the engine failed. */
   private static String startFailure(Throwable e) {
+    if (e instanceof SandboxCapacityExhausted) {
+      return "exhausted";
+    }
     return e instanceof ContainerException c && c.getCause() instanceof java.util.concurrent.TimeoutException
         ? "timeout" : "launch";
+  }
+
+  /** A slot for warming, only if one is free and nobody waits for it. */
+  private Future<SandboxCapacity.Slot> spareSlot() {
+    SandboxCapacity.Slot slot = capacity.tryAcquire();
+    return slot != null ? Future.succeededFuture(slot)
+        : Future.failedFuture(new SandboxCapacityExhausted(capacity.limit(), 0, 1));
+  }
+
+  /** Someone waits for room: an idle warm sandbox goes, its slot passing to the waiter. */
+  private void evictIdle() {
+    Sandbox idle = pool.evictIdle();
+    if (idle != null) {
+      LOG.debug("removing warm sandbox {} to make room for a request", idle.id());
+      pool.dispose(idle);
+    }
+  }
+
+  /** The container is gone (or its removal gave up; the reaper sees to it): its slot is free. */
+  private void releaseSlot(String sandboxId) {
+    SandboxCapacity.Slot slot = slots.remove(sandboxId);
+    if (slot != null) {
+      slot.release();
+    }
   }
 
   /** The pool hands out sandboxes; a pooled one whose runner went away is replaced by a fresh one. */
@@ -127,16 +184,26 @@ public final class SandboxService {
     LiveSandbox live = pooled.remove(sandbox.id());
     if (live == null || live.endpoint().isEnded()) {
       LiveSandbox gone = live == null ? new LiveSandbox(sandbox, new SandboxEndpoint(vertx)) : live;
-      return dispose(gone).transform(ar -> startLive(sandbox.tenantId(), Scope.ALL));
+      return dispose(gone).transform(ar -> startLive(sandbox.tenantId(), Scope.ALL, capacity.acquire()));
     }
     return Future.succeededFuture(live);
   }
 
-  /** Serves a socket, starts a container that dials it, waits for Ready; removes all on failure. */
-  private Future<LiveSandbox> startLive(UUID tenantId, Scope scope) {
-    if (closed) {
-      return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
-    }
+  /**
+   * Once it has a slot: serves a socket, starts a container that dials it, waits for Ready; removes
+   * all and frees the slot on failure. The slot then stays with the container until it is removed.
+   */
+  private Future<LiveSandbox> startLive(UUID tenantId, Scope scope, Future<SandboxCapacity.Slot> slot) {
+    return slot.compose(s -> {
+      if (closed) {
+        s.release();
+        return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
+      }
+      return launchLive(tenantId, scope, s);
+    });
+  }
+
+  private Future<LiveSandbox> launchLive(UUID tenantId, Scope scope, SandboxCapacity.Slot slot) {
     SandboxEndpoint endpoint = new SandboxEndpoint(vertx);
     long started = System.nanoTime();
     return documentsDir.apply(tenantId)
@@ -148,10 +215,13 @@ public final class SandboxService {
             }), false))
         .transform(ar -> {
           if (ar.failed()) {
+            // The launcher removed whatever it had created before it threw.
+            slot.release();
             return endpoint.close().transform(x -> Future.failedFuture(ar.cause()));
           }
+          slots.put(ar.result().id(), slot);
           LiveSandbox live = new LiveSandbox(ar.result(), endpoint);
-          return endpoint.ready()
+          return readyOrExited(live)
               .timeout(READY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
               .transform(ready -> ready.succeeded()
                   ? Future.succeededFuture(coldStarted(live, started))
@@ -161,6 +231,30 @@ public final class SandboxService {
         });
   }
 
+  /**
+   * The runner's Ready, or a failure as soon as the container is found not running: a container
+   * killed or crashed before its runner connected gives no other sign, and would be waited for
+   * until {@link #READY_TIMEOUT} (the soak's docker kill of a starting sandbox held an analysis 60 s).
+   */
+  private Future<Void> readyOrExited(LiveSandbox live) {
+    Promise<Void> outcome = Promise.promise();
+    live.endpoint().ready().onComplete(ready -> {
+      if (ready.succeeded()) {
+        outcome.tryComplete();
+      } else {
+        outcome.tryFail(ready.cause());
+      }
+    });
+    long timer = vertx.setPeriodic(START_CHECK_MS, id -> vertx.executeBlocking(() -> launcher.state(live.sandbox()), false)
+        .onSuccess(state -> {
+          if (!state.running()) {
+            outcome.tryFail(new IllegalStateException("its container stopped (exit status " + state.exitCode()
+                + ") before the runner was ready"));
+          }
+        }));
+    return outcome.future().onComplete(done -> vertx.cancelTimer(timer));
+  }
+
   private LiveSandbox coldStarted(LiveSandbox live, long startedNanos) {
     metrics.sandboxColdStart(Duration.ofNanos(System.nanoTime() - startedNanos));
     return live;
@@ -168,16 +262,18 @@ public final class SandboxService {
 
   private Future<Void> dispose(LiveSandbox live) {
     return live.endpoint().close().otherwiseEmpty()
-        .compose(v -> vertx.executeBlocking(() -> {
+        .compose(v -> vertx.<Void>executeBlocking(() -> {
           launcher.remove(live.sandbox());
           return null;
-        }, false));
+        }, false))
+        .onComplete(ar -> releaseSlot(live.sandbox().id()));
   }
 
   /** Closes every session and pooled sandbox and stops the reaper. Idempotent. */
   public Future<Void> close() {
     closed = true;
     reaper.stop();
+    capacity.failWaiters(new IllegalStateException("the sandbox service is closed"));
     List<Future<?>> all = new ArrayList<>();
     for (GrpcSandboxSession s : List.copyOf(sessions)) {
       all.add(s.close().otherwiseEmpty());
@@ -193,6 +289,11 @@ public final class SandboxService {
       done.complete();
     });
     return done.future();
+  }
+
+  /** The limit on this gateway's containers and how much of it is taken. */
+  public SandboxCapacity capacity() {
+    return capacity;
   }
 
   /** Sessions open now. */

@@ -24,6 +24,9 @@ import java.util.UUID;
  * @param reapInterval    how often leftovers are looked for
  * @param reapAllOnStart  at start-up, also remove other gateways' sandboxes: right when this gateway
  *                        owns its engine (one engine per pod), wrong when gateways share one
+ * @param maxActive       the most sandbox containers this gateway keeps at once, warm ones included
+ *                        ({@link SandboxCapacity})
+ * @param maxWait         how long a request waits for a free slot before it is refused
  */
 public record SandboxSettings(
     String dockerHost,
@@ -36,10 +39,28 @@ public record SandboxSettings(
     SandboxLimits maxLimits,
     int poolPerTenant,
     Duration reapInterval,
-    boolean reapAllOnStart) {
+    boolean reapAllOnStart,
+    int maxActive,
+    Duration maxWait) {
 
   public static final String NOBODY = "65534:65534";
   public static final String DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock";
+  /**
+   * 16 sandboxes of the default 256 MiB fill the 4 GiB the pod's engine requests (k8s/base); on
+   * another machine, size it as the engine's memory over {@code QUARRY_SANDBOX_MEMORY_MIB}.
+   */
+  public static final int DEFAULT_MAX_ACTIVE = 16;
+  public static final int MAX_ACTIVE_BOUND = 1024;
+  public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(10);
+  public static final Duration MAX_WAIT_BOUND = Duration.ofMinutes(10);
+
+  /** With the default capacity ({@link #DEFAULT_MAX_ACTIVE}, {@link #DEFAULT_MAX_WAIT}). */
+  public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
+      Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
+      boolean reapAllOnStart) {
+    this(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits, poolPerTenant, reapInterval,
+        reapAllOnStart, DEFAULT_MAX_ACTIVE, DEFAULT_MAX_WAIT);
+  }
 
   public SandboxSettings {
     command = List.copyOf(command);
@@ -50,6 +71,14 @@ public record SandboxSettings(
     limits.requireWithin(maxLimits);
     if (poolPerTenant < 0 || poolPerTenant > 64) {
       throw new IllegalArgumentException("poolPerTenant=" + poolPerTenant + " is out of bounds [0, 64]");
+    }
+    if (maxActive < 1 || maxActive > MAX_ACTIVE_BOUND) {
+      throw new IllegalArgumentException("QUARRY_SANDBOX_MAX_ACTIVE=" + maxActive + " is out of bounds [1, "
+          + MAX_ACTIVE_BOUND + "]");
+    }
+    if (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT_BOUND) > 0) {
+      throw new IllegalArgumentException("QUARRY_SANDBOX_WAIT_MS=" + maxWait.toMillis() + " is out of bounds [0, "
+          + MAX_WAIT_BOUND.toMillis() + "]");
     }
   }
 
@@ -67,12 +96,21 @@ public record SandboxSettings(
         SandboxLimits.MAXIMUMS,
         integer(env, "QUARRY_SANDBOX_POOL_PER_TENANT", 2, 0, 64),
         Duration.ofSeconds(integer(env, "QUARRY_SANDBOX_REAP_SECONDS", 60, 1, 86_400)),
-        Boolean.parseBoolean(env.getOrDefault("QUARRY_SANDBOX_REAP_ALL_ON_START", "false").trim()));
+        Boolean.parseBoolean(env.getOrDefault("QUARRY_SANDBOX_REAP_ALL_ON_START", "false").trim()),
+        integer(env, "QUARRY_SANDBOX_MAX_ACTIVE", DEFAULT_MAX_ACTIVE, 1, MAX_ACTIVE_BOUND),
+        Duration.ofMillis(integer(env, "QUARRY_SANDBOX_WAIT_MS", (int) DEFAULT_MAX_WAIT.toMillis(), 0,
+            (int) MAX_WAIT_BOUND.toMillis())));
   }
 
   public SandboxSettings withPoolPerTenant(int size) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        size, reapInterval, reapAllOnStart);
+        size, reapInterval, reapAllOnStart, maxActive, maxWait);
+  }
+
+  /** The same settings with another sandbox limit and wait for a slot. */
+  public SandboxSettings withCapacity(int maxActive, Duration maxWait) {
+    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait);
   }
 
   private static String nonBlank(String v, String dflt) {

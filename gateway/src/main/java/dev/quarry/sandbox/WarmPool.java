@@ -86,6 +86,34 @@ public final class WarmPool {
     return starter.apply(tenantId);
   }
 
+  /**
+   * A pooled sandbox of the tenant if one is ready, else null; unlike {@link #take} it neither
+   * starts one nor refills, so that the caller can claim what it needs first ({@link #refill}).
+   */
+  public Sandbox poll(UUID tenantId) {
+    return pool(tenantId).poll();
+  }
+
+  /** Starts what the tenant's pool lacks, in the background. */
+  public void refill(UUID tenantId) {
+    refill(pool(tenantId));
+  }
+
+  /**
+   * Takes an idle pooled sandbox of any tenant out of the pool, for the caller to dispose of: a
+   * request waiting for room matters more than a warm start someone may want later. Null when
+   * none is idle.
+   */
+  public Sandbox evictIdle() {
+    for (TenantPool pool : pools.values()) {
+      Sandbox s = pool.poll();
+      if (s != null) {
+        return s;
+      }
+    }
+    return null;
+  }
+
   /** Removes a sandbox taken from this pool; it is never handed out again. */
   public Future<Void> dispose(Sandbox sandbox) {
     return disposer.apply(sandbox);
@@ -126,7 +154,12 @@ public final class WarmPool {
       for (int i = pool.reserve(perTenant); i > 0; i--) {
         Future<Void> f = starter.apply(pool.tenantId)
             .compose(s -> offer(pool, s), e -> {
-              LOG.warn("warm sandbox for tenant {} failed to start: {}", pool.tenantId, e.getMessage());
+              if (e instanceof SandboxCapacityExhausted) {
+                // Warming only uses spare room; with none, the pool stays short until the next take.
+                LOG.debug("no room to warm a sandbox for tenant {}", pool.tenantId);
+              } else {
+                LOG.warn("warm sandbox for tenant {} failed to start: {}", pool.tenantId, e.getMessage());
+              }
               pool.failed(e);
               return Future.failedFuture(e);
             });

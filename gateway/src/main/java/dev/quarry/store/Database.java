@@ -71,14 +71,24 @@ public final class Database {
    * Runs {@code work} in a transaction of one tenant: row-level security shows and accepts only
    * that tenant's rows, whatever the statements say. The setting is transaction-local, so the
    * connection goes back to the pool without it. Commits when {@code work} succeeds, rolls back
-   * when it fails.
+   * when it fails; a database out of reach fails it with {@link DatabaseUnavailable}.
    */
   public static <T> Future<T> inTenant(Pool pool, UUID tenantId, Function<SqlConnection, Future<T>> work) {
     if (tenantId == null) {
       return Future.failedFuture(new IllegalArgumentException("tenant id must not be null"));
     }
     return pool.withTransaction(conn -> conn.query(setTenant(tenantId)).execute()
-        .compose(set -> work.apply(conn)));
+        .compose(set -> work.apply(conn)))
+        .recover(e -> Future.failedFuture(unreachable(e) && !(e instanceof DatabaseUnavailable)
+            ? new DatabaseUnavailable(e) : e));
+  }
+
+  /**
+   * Within a transaction nothing but PostgreSQL's connection does I/O, so any I/O failure (a reset
+   * socket as the server goes down) is the database's too.
+   */
+  private static boolean unreachable(Throwable e) {
+    return DatabaseUnavailable.matches(e) || e instanceof java.io.IOException;
   }
 
   /**

@@ -11,10 +11,13 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionMessageParam;
 import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.net.Socket;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,6 +79,30 @@ class ModelClientTest {
   }
 
   @Test
+  @DisplayName("a conversation many TCP segments long reaches the endpoint whole, with the API key")
+  void largeRequest() {
+    server.then(execute("print(1)"));
+    String question = "q".repeat(200_000);
+    client.chat(List.of(ChatCompletionMessageParam.ofUser(ChatCompletionUserMessageParam.builder()
+        .content(question).build())), List.of(ExecuteCodeTool.DEFINITION), Instant.now().plusSeconds(30));
+    JsonObject request = server.requests().get(0);
+    assertThat(request.getJsonArray("messages").getJsonObject(0).getString("content")).isEqualTo(question);
+    assertThat(server.authorizations()).containsExactly("Bearer test-key");
+  }
+
+  @Test
+  @DisplayName("the model's connections send at once (TCP_NODELAY): a request body over one segment"
+      + " does not wait for the endpoint's delayed ACK")
+  void noNagle() throws Exception {
+    OkHttpClient http = ModelClient.httpClient(settings(4, 10));
+    try (Socket socket = http.socketFactory().createSocket()) {
+      assertThat(socket.getTcpNoDelay()).isTrue();
+    }
+    assertThat(http.followRedirects()).as("the API key is never sent on to another host").isFalse();
+    assertThat(http.callTimeoutMillis()).isEqualTo(settings(4, 10).requestTimeout().toMillis());
+  }
+
+  @Test
   @DisplayName("a 429 with Retry-After is retried after the time it asks for, then succeeds")
   void retryAfter() {
     server.then(rateLimited("1"), execute("x = 1"));
@@ -133,6 +160,31 @@ class ModelClientTest {
         .hasMessageContaining("circuit breaker open");
     assertThat(server.requests()).as("the third attempt was never sent").hasSize(3);
     assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+  }
+
+  @Test
+  @DisplayName("while the breaker is open a call with time to spare waits for the trial instead of failing,"
+      + " and the endpoint sees only that trial")
+  void breakerWaitsWithinBudget() {
+    client.close();
+    client = new ModelClient(AgentSettings.fromEnv(Map.of())
+        .withEndpoint(server.baseUrl(), "test-key", "scripted")
+        .withRetries(1, Duration.ofMillis(20), Duration.ofMillis(200), 1, Duration.ofSeconds(1)));
+    server.then(status(500), execute("x"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"));
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+    assertThatThrownBy(() -> chat(Duration.ofMillis(300)))
+        .as("a budget that ends before the cool-down: fails at once, nothing sent")
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"))
+        .hasMessageContaining("circuit breaker open");
+    assertThat(server.requests()).hasSize(1);
+
+    ChatCompletion reply = chat(Duration.ofSeconds(30));
+
+    assertThat(reply.choices().get(0).message().toolCalls()).isPresent();
+    assertThat(server.requests()).as("the failed call, then the trial").hasSize(2);
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
   }
 
   @Test

@@ -74,6 +74,7 @@ public final class ScriptedModelServer implements AutoCloseable {
   private final ConcurrentLinkedDeque<Reply> script = new ConcurrentLinkedDeque<>();
   private final List<JsonObject> requests = new CopyOnWriteArrayList<>();
   private final List<JsonObject> llmRequests = new CopyOnWriteArrayList<>();
+  private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final AtomicInteger ids = new AtomicInteger();
   private volatile Function<String, String> llmReplies = prompt -> "LLM says: " + prompt.length() + " chars";
   private final HttpServer server;
@@ -109,6 +110,11 @@ public final class ScriptedModelServer implements AutoCloseable {
     return List.copyOf(requests);
   }
 
+  /** The Authorization header of each agent chat request, in arrival order. */
+  public List<String> authorizations() {
+    return List.copyOf(authorizations);
+  }
+
   public List<JsonObject> llmRequests() {
     return List.copyOf(llmRequests);
   }
@@ -122,6 +128,7 @@ public final class ScriptedModelServer implements AutoCloseable {
     script.clear();
     requests.clear();
     llmRequests.clear();
+    authorizations.clear();
   }
 
   private void handle(HttpServerRequest req) {
@@ -138,6 +145,7 @@ public final class ScriptedModelServer implements AutoCloseable {
             "stop"));
         return;
       }
+      authorizations.add(String.valueOf(req.getHeader("Authorization")));
       requests.add(request);
       reply(req, request, script.poll());
     });

@@ -9,7 +9,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.quarry.ops.Config;
 import dev.quarry.ops.OpsSettings;
 import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.sandbox.SandboxSettings;
+import io.fabric8.kubernetes.api.model.Quantity;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -144,6 +147,19 @@ class K8sManifestsTest {
     String metric = get(objects, "HorizontalPodAutoscaler/quarry-gateway").path("spec").path("metrics")
         .get(0).path("pods").path("metric").path("name").asText();
     assertThat(new QuarryMetrics().scrape()).contains("\n" + metric + " ");
+
+    // The sandbox ceiling fits the engine's memory request, and the autoscaler acts below it.
+    SandboxSettings sandboxes = SandboxSettings.fromEnv(settings);
+    BigDecimal engineMemory = Quantity.getAmountInBytes(
+        new Quantity(docker.path("resources").path("requests").path("memory").asText()));
+    assertThat(BigDecimal.valueOf(sandboxes.maxActive()).multiply(BigDecimal.valueOf(sandboxes.limits().memoryBytes())))
+        .as("QUARRY_SANDBOX_MAX_ACTIVE × QUARRY_SANDBOX_MEMORY_MIB within the engine's memory request")
+        .isLessThanOrEqualTo(engineMemory);
+    JsonNode target = get(objects, "HorizontalPodAutoscaler/quarry-gateway").path("spec").path("metrics")
+        .get(0).path("pods").path("target").path("averageValue");
+    assertThat(new BigDecimal(target.asText()))
+        .as("the autoscaler's target of sandboxes in use per pod, under QUARRY_SANDBOX_MAX_ACTIVE")
+        .isLessThan(BigDecimal.valueOf(sandboxes.maxActive()));
   }
 
   /** Selectors, ports and names that must point at something that exists in the rendered set. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.quarry.api.ApiError;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.List;
@@ -101,5 +102,22 @@ class LifecycleTest {
     fresh.drain(Duration.ofMinutes(5)).await();
     assertThat(events).containsExactly("first", "last");
     assertThat(fresh.drain(Duration.ofMinutes(5)).succeeded()).as("a second drain is the same, finished one").isTrue();
+  }
+
+  @Test
+  @DisplayName("runs the later cleanups and finishes when a cleanup never completes")
+  void hungCleanupDoesNotStopTheRest() {
+    Lifecycle fresh = new Lifecycle(vertx);
+    fresh.onShutdown("never ends", () -> {
+      events.add("hung");
+      return Promise.promise().future();
+    });
+    fresh.onShutdown("remove sandboxes", () -> {
+      events.add("last");
+      return Future.succeededFuture();
+    });
+    fresh.drain(Duration.ofMinutes(5)).await();
+    assertThat(events).containsExactly("hung", "last");
+    assertThat(fresh.state()).isEqualTo(Lifecycle.State.STOPPED);
   }
 }

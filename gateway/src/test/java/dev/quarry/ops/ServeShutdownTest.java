@@ -88,6 +88,15 @@ class ServeShutdownTest {
     } finally {
       gateway.destroyForcibly();
     }
+    Process sandboxes = serve(Map.of("QUARRY_SANDBOX_MAX_ACTIVE", "0"), ProcessBuilder.Redirect.PIPE);
+    try {
+      String stderr = new String(sandboxes.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(sandboxes.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(sandboxes.exitValue()).isEqualTo(2);
+      assertThat(stderr).contains("error: QUARRY_SANDBOX_MAX_ACTIVE=0 is out of bounds [1, 1024]");
+    } finally {
+      sandboxes.destroyForcibly();
+    }
   }
 
   private Process serve(Map<String, String> env, ProcessBuilder.Redirect stderr) throws IOException {

@@ -2,7 +2,9 @@ package dev.quarry.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.api.GatewayCallbacks;
+import dev.quarry.agent.ModelClient;
+import dev.quarry.agent.TenantCallbacks;
+import dev.quarry.agent.Usage;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.proto.sandbox.v1.CallbackKind;
@@ -223,8 +225,9 @@ class EscapeCorpusTest {
    * The model is the one stand-in: no model is reachable here, so llm answers with a fixed text.
    */
   private Callbacks callbacks() {
-    return new GatewayCallbacks(search, documents, db.config(), tenant, Scope.ALL,
-        prompt -> Future.succeededFuture("a fixed answer of the model stand-in"));
+    return new TenantCallbacks(tenant, Scope.ALL, search, documents, db.config().searchMaxLimit(),
+        db.config().maxQueryChars(), prompt -> Future.succeededFuture(
+            new ModelClient.Completion("a fixed answer of the model stand-in", Usage.NONE)));
   }
 
   private List<String> containersOf(Map<String, String> labels) {

@@ -22,6 +22,24 @@ class SandboxServiceTest {
   @TempDir Path tmp;
 
   @Test
+  @DisplayName("a sandbox whose container stops before its runner is Ready fails to start, saying so, and leaves nothing")
+  void containerStoppedBeforeReady() throws Exception {
+    // A container killed (or crashed) while it starts: no runner ever connects. The base image, which
+    // has no runner entrypoint, runs the command as given.
+    SandboxFixture.ensureBaseImage();
+    SessionFixture sf = new SessionFixture(tmp, 0, SandboxLimits.DEFAULTS, SandboxFixture.IMAGE,
+        List.of("sh", "-c", "sleep 1; exit 3"));
+    try {
+      assertThatThrownBy(() -> await(sf.service.open(sf.fx.tenantA, Scope.ALL, SessionFixture.Scripted.simple())))
+          .isInstanceOf(ExecutionException.class)
+          .hasMessageContaining("stopped (exit status 3) before the runner was ready");
+      sf.assertClean();
+    } finally {
+      sf.close();
+    }
+  }
+
+  @Test
   @DisplayName("hands out pooled sandboxes only once their runner is Ready, and removes all on close")
   void warmPool() throws Exception {
     SessionFixture sf = new SessionFixture(tmp, 2);
@@ -50,7 +68,7 @@ class SandboxServiceTest {
   @Test
   @DisplayName("runs 20 sandboxes at once, each cell with a callback, and leaves nothing behind")
   void concurrent() throws Exception {
-    SessionFixture sf = new SessionFixture(tmp, 0);
+    SessionFixture sf = new SessionFixture(tmp, 0, SandboxLimits.DEFAULTS, 20, SandboxSettings.DEFAULT_MAX_WAIT);
     try {
       List<Future<CellOutcome>> cells = new ArrayList<>();
       List<Future<SandboxSession>> opened = new ArrayList<>();

@@ -17,17 +17,36 @@ final class SessionFixture implements AutoCloseable {
   final SandboxFixture fx;
   final Vertx vertx = Vertx.vertx();
   final SandboxService service;
+  final dev.quarry.ops.QuarryMetrics metrics = new dev.quarry.ops.QuarryMetrics();
 
   SessionFixture(Path tempDir, int poolPerTenant) throws Exception {
     this(tempDir, poolPerTenant, SandboxLimits.DEFAULTS);
   }
 
   SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits) throws Exception {
-    String image = RunnerImage.ensure();
+    this(tempDir, poolPerTenant, limits, SandboxSettings.DEFAULT_MAX_ACTIVE, SandboxSettings.DEFAULT_MAX_WAIT);
+  }
+
+  /** With a capacity of its own: at most {@code maxActive} containers, a request waiting {@code maxWait}. */
+  SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, int maxActive, Duration maxWait)
+      throws Exception {
+    this(tempDir, poolPerTenant, limits, RunnerImage.ensure(), List.of(), maxActive, maxWait);
+  }
+
+  /** With an image and a container command of the test's own (empty: the image's). */
+  SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command)
+      throws Exception {
+    this(tempDir, poolPerTenant, limits, image, command, SandboxSettings.DEFAULT_MAX_ACTIVE,
+        SandboxSettings.DEFAULT_MAX_WAIT);
+  }
+
+  private SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command,
+      int maxActive, Duration maxWait) throws Exception {
     fx = new SandboxFixture(tempDir);
-    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",
-        fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false);
-    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)));
+    SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, command, "",
+        fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false,
+        maxActive, maxWait);
+    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)), metrics);
     await(service.start());
   }
 
