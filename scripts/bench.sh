@@ -3,6 +3,9 @@
 # BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|sandbox|tenants|analyses|soak|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
+# QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
+# BENCH_JAVA_OPTS passes system properties, e.g. -Dbench.collections=cranfield-long (retrieval at chunk
+# length), -Dbench.analyses.warmup=N, -Dbench.latency.warmup=N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAVA_HOME=${JAVA_HOME:-$(scripts/setup.sh --print-java-home)}
@@ -20,7 +23,7 @@ fi
 # This checkout's own modules, not the copies in ~/.m2: those are whatever the last `mvn install` of
 # any checkout on the machine put there, and may be rewritten while the bench runs.
 deps=$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/dev/quarry/' | paste -sd: -)
-exec java --enable-native-access=ALL-UNNAMED -Xmx6g \
+exec java --enable-native-access=ALL-UNNAMED -Xmx6g ${BENCH_JAVA_OPTS:-} \
   -Dbench.command="./quarry bench ${which[*]}" \
   -cp "bench/target/classes:gateway/target/classes:proto/target/classes:$deps" \
   dev.quarry.bench.BenchMain "${which[@]}"

@@ -37,7 +37,7 @@ public final class BenchMain {
     BenchPaths paths = BenchPaths.detect();
     // The model the gateway would use (QUARRY_EMBEDDING_MODEL), so a bench run can compare models.
     OnnxEmbedder model = new OnnxEmbedder(
-        System.getenv().getOrDefault("QUARRY_EMBEDDING_MODEL", OnnxEmbedder.BGE_SMALL));
+        System.getenv().getOrDefault("QUARRY_EMBEDDING_MODEL", OnnxEmbedder.DEFAULT));
     List<String> failed = new ArrayList<>();
     for (String bench : which) {
       long start = System.nanoTime();
@@ -46,7 +46,7 @@ public final class BenchMain {
         String body;
         switch (bench) {
           case "retrieval" -> { title = "Retrieval quality"; body = new RetrievalBench(paths, model).run(); }
-          case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths, model).run(); }
+          case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths).run(); }
           case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }
           case "sandbox" -> { title = "Sandboxes"; body = new SandboxBench(paths, model).run(); }

@@ -30,7 +30,7 @@ public final class RetrievalBench {
     StringBuilder md = new StringBuilder();
     md.append("""
         Collections from `shared/data/retrieval`. Every system ranks with the same vectors
-        (bge-small-en-v1.5-q through `OnnxEmbedder`, each corpus embedded once and cached under
+        (%s through `OnnxEmbedder`, each corpus embedded once and cached under
         `bench/target/bench-work/embeddings`). Quarry: one document = one chunk, loaded into a fresh
         database with the migrated schema, ranked by `SearchService.rank` (no context expansion).
         LangChain4j: `PgVectorEmbeddingStore` 1.11.0-beta19 in its HYBRID search mode (vector +
@@ -38,12 +38,14 @@ public final class RetrievalBench {
         Lucene 10.3.2: `EnglishAnalyzer`, default `BM25Similarity`, query = OR of the analysed terms.
         nDCG@10 uses the grade as gain (trec_eval's linear gain); averages over judged queries.
 
-        """);
+        """.formatted(model.modelName()));
     List<String> verdicts = new ArrayList<>();
     // -Dbench.collections=cranfield narrows a run while iterating; the written section says which ran.
+    // cranfield-long (only when named): Cranfield with every abstract inside other abstracts' text up
+    // to a chunk's length (ModelBench.padded), to see how a model does on passages as long as chunks.
     List<String> names = List.of(System.getProperty("bench.collections", "vaswani,cranfield").split(","));
-    for (TestCollection c : List.of(TestCollections.vaswani(paths.retrieval()),
-        TestCollections.cranfield(paths.retrieval()))) {
+    TestCollection cranfield = TestCollections.cranfield(paths.retrieval());
+    for (TestCollection c : List.of(TestCollections.vaswani(paths.retrieval()), cranfield, longer(cranfield))) {
       if (!names.contains(c.name())) {
         continue;
       }
@@ -65,6 +67,16 @@ public final class RetrievalBench {
     return md.toString();
   }
 
+  private static TestCollection longer(TestCollection c) {
+    List<String> padded = ModelBench.padded(c.docs().stream().map(TestCollection.Doc::text).toList(),
+        dev.quarry.ingest.Chunker.MAX_CHARS);
+    List<TestCollection.Doc> docs = new ArrayList<>();
+    for (int i = 0; i < padded.size(); i++) {
+      docs.add(new TestCollection.Doc(c.docs().get(i).id(), padded.get(i)));
+    }
+    return new TestCollection(c.name() + "-long", docs, c.queries(), c.qrels(), c.skippedEmptyDocs());
+  }
+
   List<Scores> evaluate(TestCollection c) throws Exception {
     System.out.printf("retrieval: %s (%d docs, %d judged queries)%n", c.name(), c.docs().size(),
         c.judgedQueries().size());
@@ -76,13 +88,13 @@ public final class RetrievalBench {
     try (LuceneBm25 lucene = new LuceneBm25(c.docs())) {
       out.add(score(lucene, c, vectors));
     }
-    try (BenchDatabase db = BenchDatabase.fresh("lc4j_" + c.name(), false);
+    try (BenchDatabase db = BenchDatabase.fresh("lc4j_" + c.name().replace('-', '_'), false);
         LangChainPgVector lc4j = new LangChainPgVector(db, docIds, texts, vectors.docs(), 0)) {
       out.add(score(lc4j, c, vectors));
     }
     CachedQueryEmbedder embedder = new CachedQueryEmbedder(model);
     embedder.remember(c.queries().stream().map(TestCollection.Query::text).toList(), vectors.queries());
-    try (BenchDatabase db = BenchDatabase.fresh("quarry_" + c.name(), true)) {
+    try (BenchDatabase db = BenchDatabase.fresh("quarry_" + c.name().replace('-', '_'), true)) {
       QuarryCorpus corpus = QuarryCorpus.load(db, Tenants.DEFAULT, model.modelName(), docIds, texts, vectors.docs());
       try (QuarryStack quarry = new QuarryStack(db.config(), embedder)) {
         for (SearchMode mode : SearchMode.values()) {

@@ -13,9 +13,10 @@ import java.util.TreeSet;
  *   <li>A table is a chunk of its own, whole; a table over {@link #MAX_TABLE_CHARS} is split by
  *       rows into pieces that each repeat the header row, so every piece still reads as a table.
  *   <li>Chunks aim at {@link #MAX_CHARS} characters at most, evened out within a section so the
- *       last chunk is not a stub; bge-small reads 512 tokens (about 2,000 characters of English),
- *       so a chunk fits the model whole. A single paragraph longer than that is split at sentence
- *       ends.
+ *       last chunk is not a stub; both bundled models read 512 word pieces (about 2,000
+ *       characters of English), so a chunk reaches the model whole. (all-MiniLM-L6-v2 was trained on
+ *       128; measured at this length, its hybrid ranking still matches bge-small's: BENCHMARKS.md.)
+ *       A single paragraph longer than that is split at sentence ends.
  *   <li>Every chunk's content starts with its heading path, so a paragraph that only makes sense
  *       under its heading is still found by it. The section's own header is not repeated as text.
  *   <li>Page headers and footers are furniture: never chunked. Footnotes are real content and are.

@@ -60,7 +60,7 @@ public record Config(
         s.integer("QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024, 1, Integer.MAX_VALUE),
         s.integer("QUARRY_CONTEXT_BUDGET_CHARS", 10_000, 200, 200_000),
         s.oneOf("QUARRY_EMBEDDING_PROVIDER", "onnx", "onnx", "openai"),
-        s.string("QUARRY_EMBEDDING_MODEL", "bge-small-en-v1.5-q"),
+        s.string("QUARRY_EMBEDDING_MODEL", dev.quarry.search.OnnxEmbedder.DEFAULT),
         s.string("QUARRY_EMBEDDING_BASE_URL", env.getOrDefault("OPENAI_BASE_URL", "")),
         s.secret("QUARRY_EMBEDDING_API_KEY", env.getOrDefault("OPENAI_API_KEY", "")),
         s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),

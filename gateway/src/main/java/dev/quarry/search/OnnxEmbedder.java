@@ -37,6 +37,8 @@ import java.util.stream.Stream;
 public final class OnnxEmbedder implements Embedder {
   public static final String BGE_SMALL = "bge-small-en-v1.5-q";
   public static final String MINILM = "all-MiniLM-L6-v2-q";
+  /** QUARRY_EMBEDDING_MODEL's default. */
+  public static final String DEFAULT = BGE_SMALL;
   /** The names the onnx provider accepts. */
   public static final List<String> MODELS = List.of(BGE_SMALL, MINILM);
 
@@ -54,9 +56,9 @@ public final class OnnxEmbedder implements Embedder {
   private final EmbeddingModel passages;
   private final EmbeddingModel queries;
 
-  /** bge-small-en-v1.5-q. */
+  /** The default model, {@link #DEFAULT}. */
   public OnnxEmbedder() {
-    this(BGE_SMALL);
+    this(DEFAULT);
   }
 
   /** One of {@link #MODELS}, named as QUARRY_EMBEDDING_MODEL names it (case does not matter). */

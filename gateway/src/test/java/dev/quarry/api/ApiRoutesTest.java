@@ -71,7 +71,8 @@ class ApiRoutesTest {
   @Test
   @DisplayName("the started gateway has the HNSW index for its embedding model in place")
   void vectorIndexAtStartUp() {
-    assertThat(gateway.indexes("chunks")).anyMatch(name -> name.startsWith("chunks_hnsw_bge_small"));
+    String slug = dev.quarry.search.OnnxEmbedder.DEFAULT.toLowerCase().replaceAll("[^a-z0-9]+", "_");
+    assertThat(gateway.indexes("chunks")).anyMatch(name -> name.startsWith("chunks_hnsw_" + slug));
   }
 
   @Test

@@ -113,7 +113,7 @@ class IngestServiceTest {
     assertThat(column("SELECT DISTINCT vector_dims(embedding)::text FROM chunks WHERE document_id = ?",
         r.documentId())).containsExactly("384");
     assertThat(column("SELECT DISTINCT embedding_model FROM chunks WHERE document_id = ?", r.documentId()))
-        .containsExactly("bge-small-en-v1.5-q");
+        .containsExactly(dev.quarry.search.OnnxEmbedder.DEFAULT);
     JsonObject toc = new JsonObject(column("SELECT toc::text FROM documents WHERE id = ?", r.documentId()).get(0));
     assertThat(toc.getString("doc_id")).isEqualTo(r.documentId().toString());
     assertThat(toc.getJsonArray("tree")).isNotEmpty();

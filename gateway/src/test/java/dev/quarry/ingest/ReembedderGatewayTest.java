@@ -74,7 +74,7 @@ class ReembedderGatewayTest {
     JsonObject body = ready.bodyAsJsonObject();
     assertThat(body.getString("status")).isEqualTo("ready");
     assertThat(body.getJsonObject("reembedding")).isEqualTo(new JsonObject()
-        .put("state", "done").put("model", OnnxEmbedder.BGE_SMALL)
+        .put("state", "done").put("model", OnnxEmbedder.DEFAULT)
         .put("done", corpus.staleCount()).put("total", corpus.staleCount()));
 
     HttpResponse<Buffer> found = client.post(gateway.port(), "localhost", "/v1/search")
@@ -105,7 +105,7 @@ class ReembedderGatewayTest {
     assertThat(status.state()).isIn(Status.State.STOPPED, Status.State.DONE);
     try (Connection c = db.jdbc()) {
       long reembedded = ReembedderFixture.count(c,
-          "SELECT count(*) FROM chunks WHERE embedding_model = '" + OnnxEmbedder.BGE_SMALL + "'");
+          "SELECT count(*) FROM chunks WHERE embedding_model = '" + OnnxEmbedder.DEFAULT + "'");
       assertThat(reembedded).isEqualTo(status.done());
       if (status.state() == Status.State.STOPPED) {
         assertThat(reembedded).isLessThan(corpus.staleCount());

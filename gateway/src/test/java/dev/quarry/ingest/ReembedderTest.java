@@ -96,7 +96,7 @@ class ReembedderTest {
     assertThat(status.state()).isEqualTo(Status.State.DONE);
     assertThat(status.total()).isEqualTo(STALE_A + STALE_B);
     assertThat(status.done()).isEqualTo(STALE_A + STALE_B);
-    assertThat(status.model()).isEqualTo(OnnxEmbedder.BGE_SMALL);
+    assertThat(status.model()).isEqualTo(OnnxEmbedder.DEFAULT);
     Map<UUID, Stored> after = ReembedderFixture.chunks(jdbc);
     assertThat(after).hasSize(STALE_A + STALE_B + CURRENT);
     List<UUID> ids = new ArrayList<>(after.keySet());
@@ -104,7 +104,7 @@ class ReembedderTest {
     List<float[]> expected = embedder.embedPassages(contents);
     for (int i = 0; i < ids.size(); i++) {
       Stored s = after.get(ids.get(i));
-      assertThat(s.model()).as("model of chunk %s", ids.get(i)).isEqualTo(OnnxEmbedder.BGE_SMALL);
+      assertThat(s.model()).as("model of chunk %s", ids.get(i)).isEqualTo(OnnxEmbedder.DEFAULT);
       assertThat(s.vector()).as("vector of chunk %s", ids.get(i)).hasSize(384);
       for (int d = 0; d < 384; d++) {
         assertThat(s.vector()[d]).as("dimension %d of chunk %s", d, ids.get(i))
@@ -197,7 +197,7 @@ class ReembedderTest {
     assertThat(remainingStale()).isZero();
     Map<UUID, Stored> afterSecond = ReembedderFixture.chunks(jdbc);
     long untouched = afterFirst.entrySet().stream()
-        .filter(e -> e.getValue().model().equals(OnnxEmbedder.BGE_SMALL))
+        .filter(e -> e.getValue().model().equals(OnnxEmbedder.DEFAULT))
         .filter(e -> afterSecond.get(e.getKey()).xmin().equals(e.getValue().xmin()))
         .count();
     assertThat(untouched).as("chunks done by the first run, not rewritten by the second")
@@ -299,7 +299,7 @@ class ReembedderTest {
 
   private static long remainingStale() throws Exception {
     return ReembedderFixture.count(jdbc, "SELECT count(*) FROM chunks WHERE embedding_model <> '"
-        + OnnxEmbedder.BGE_SMALL + "'");
+        + OnnxEmbedder.DEFAULT + "'");
   }
 
   /** The real embedder, with one method to override for a test's failure or stop. */
