@@ -25,8 +25,7 @@ public final class BenchDatabase implements AutoCloseable {
   /** A new empty database {@code quarry_bench_<purpose>}; with {@code quarrySchema}, migrated. */
   public static BenchDatabase fresh(String purpose, boolean quarrySchema) {
     Config base = Config.fromEnv();
-    // -Dbench.db.suffix keeps runs of two checkouts (or two variants) on one server apart.
-    String name = "quarry_bench_" + purpose + System.getProperty("bench.db.suffix", "");
+    String name = "quarry_bench_" + purpose;
     admin(base, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     admin(base, "CREATE DATABASE " + name);
     BenchDatabase db = new BenchDatabase(base, base.withDatabase(name), false);

@@ -129,20 +129,17 @@ public final class SearchLab {
         case "VECTOR" -> "'" + QuarryCorpus.vectorLiteral(vector) + "'::text";
         case "SCOPE" -> "NULL::uuid[]";
         case "CANDIDATES" -> "100";
-        case "PERTERM" -> System.getProperty("lab.perterm", "300");
-        case "POSTINGS" -> System.getProperty("lab.postings", "3000");
+        case "POSTINGS" -> System.getProperty("lab.postings", "10000");
+        case "POOL" -> "300";
         case "FUSED" -> "15";
         case "BUDGET" -> "2000";
         default -> throw new IllegalStateException(names.get(i - 1).toString());
       };
       text = text.replace("$" + i, literal);
     }
-    // As the app role, with its tenant set: the gateway's own row-level security conditions.
-    try (Connection c = DriverManager.getConnection(config.jdbcUrl(), config.pgAppUser(), config.pgAppPassword());
+    try (Connection c = DriverManager.getConnection(config.jdbcUrl(), config.pgUser(), config.pgPassword());
         Statement s = c.createStatement()) {
       c.setAutoCommit(false);
-      s.execute(Database.setTenant(Tenants.DEFAULT));
-      s.execute("SET LOCAL jit = off");
       s.execute("SET LOCAL hnsw.iterative_scan = relaxed_order");
       s.execute("SET LOCAL hnsw.ef_search = 100");
       for (String setting : System.getProperty("lab.set", "").split(";")) {

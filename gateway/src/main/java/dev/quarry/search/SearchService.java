@@ -36,20 +36,16 @@ public final class SearchService {
   static final int CANDIDATES = 100;
 
   /**
-   * Postings that full-text scoring reads in full: the rarest query terms', while their document
-   * frequencies add up to this. Every other term reads only its {@link #POSTINGS_PER_TERM} of
-   * highest impact (V8 keeps them in that order), and its exact share in the candidates found is
-   * then looked up by key. So the postings read per search are bounded by this plus terms x
-   * POSTINGS_PER_TERM, whatever the corpus size: at 100k chunks a common term has 15-30k postings,
-   * and summing them all was most of a search's time.
+   * Postings that full-text scoring reads in full. Query terms are taken rarest first while their
+   * document frequencies add up to this; the remaining (common, low-idf) terms are only looked up
+   * for the best {@link #POOL_FACTOR} x candidates of the rare ones, instead of being summed over
+   * every chunk that holds them (at 100k chunks a common term has 15-30k postings). When all of a
+   * query's postings fit, the ranking is exact BM25. The rarest term is always read in full.
    */
-  static final int WHOLE_POSTINGS = 3_000;
+  static final int POSTING_BUDGET = 10_000;
 
-  /**
-   * Postings read of a term not read in full. Above the {@link #CANDIDATES} taken, so a one-term
-   * query still finds as many chunks.
-   */
-  static final int POSTINGS_PER_TERM = 300;
+  /** How many of the rare terms' best chunks get the common terms added, per candidate wanted. */
+  static final int POOL_FACTOR = 3;
 
   /** Recent query vectors kept; at 384 floats each, 1024 of them take about 1.6 MB. */
   static final int QUERY_VECTORS_CACHED = 1024;
@@ -60,34 +56,30 @@ public final class SearchService {
   private final Config config;
   private final SearchSql sql;
   private final ContextExpander expander;
-  private final int wholePostings;
-  private final int postingsPerTerm;
+  private final int postingBudget;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
-    this(vertx, pool, embedder, config, WHOLE_POSTINGS, POSTINGS_PER_TERM, new QuarryMetrics());
+    this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
   }
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, QuarryMetrics metrics) {
-    this(vertx, pool, embedder, config, WHOLE_POSTINGS, POSTINGS_PER_TERM, metrics);
+    this(vertx, pool, embedder, config, POSTING_BUDGET, metrics);
   }
 
-  /** With other posting budgets: tests use small ones to cut terms short. */
-  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int wholePostings,
-      int postingsPerTerm) {
-    this(vertx, pool, embedder, config, wholePostings, postingsPerTerm, new QuarryMetrics());
+  /** With another posting budget: tests use a small one to exercise the pruned path. */
+  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget) {
+    this(vertx, pool, embedder, config, postingBudget, new QuarryMetrics());
   }
 
-  private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config,
-      int wholePostings, int postingsPerTerm, QuarryMetrics metrics) {
+  private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
+      QuarryMetrics metrics) {
     this.metrics = metrics;
-    if (wholePostings < 0 || postingsPerTerm < 1) {
-      throw new IllegalArgumentException("posting budgets must be >= 0 and >= 1, got "
-          + wholePostings + " and " + postingsPerTerm);
+    if (postingBudget < 0) {
+      throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
     }
-    this.postingsPerTerm = postingsPerTerm;
-    this.wholePostings = wholePostings;
+    this.postingBudget = postingBudget;
     this.vertx = vertx;
     this.pool = pool;
     this.embedder = embedder;
@@ -253,8 +245,8 @@ public final class SearchService {
         case QUERY -> tuple.addString(args.query());
         case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
         case SCOPE -> tuple.addValue(args.scope());
-        case PERTERM -> tuple.addInteger(postingsPerTerm);
-        case POSTINGS -> tuple.addInteger(wholePostings);
+        case POSTINGS -> tuple.addInteger(postingBudget);
+        case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());

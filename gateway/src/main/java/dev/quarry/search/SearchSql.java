@@ -33,11 +33,7 @@ final class SearchSql {
 
   /** A statement's bind parameters, by name. */
   enum Param {
-    TENANT, QUERY, VECTOR, SCOPE,
-    /** Postings read of a query term that is not read in full, best impact first. */
-    PERTERM,
-    /** Postings read in full: the rarest terms', while their document frequencies add up to this. */
-    POSTINGS, CANDIDATES, FUSED, BUDGET,
+    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET,
     /** The full-text ranking computed beforehand: chunk ids, best first. */
     RANKED
   }
@@ -73,15 +69,6 @@ final class SearchSql {
 
     String scope = "(:scope::uuid[] IS NULL OR %s = ANY(:scope::uuid[]))";
 
-    // BM25, score at a time over impact-ordered postings (V8). The rarest query terms are read in
-    // full while their document frequencies add up to :postings; every other term only its
-    // :perterm postings of highest impact. The chunks with the best sums so far are the
-    // candidates; for each of them, the exact share of every term that was cut short is then
-    // looked up by key (a term's posting in a chunk may lie past the postings read). So every
-    // score is the exact BM25 score, the ranking is exact BM25 whenever no term is cut, and
-    // otherwise a chunk is missed only if the postings read rank it out of the candidates. Scores
-    // come from tf and the length with the current average length, not from the stored impact,
-    // so a stale impact snapshot only changes which postings come first.
     String bm25 = """
         stats AS (
           SELECT chunk_count::float8 AS n,
@@ -92,51 +79,44 @@ final class SearchSql {
           SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', :query::text))
         ),
         term_idf AS (
-          SELECT q.term, d.df, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+          SELECT q.term, d.df::float8 AS df, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
           FROM query_terms q
           CROSS JOIN stats s
           JOIN term_stats d ON d.tenant_id = :tenant AND d.term = q.term
           WHERE d.df > 0
         ),
-        term_read AS (
-          SELECT r.term, r.idf,
-                 CASE WHEN r.whole THEN r.df ELSE least(r.df, :perterm) END AS reads,
-                 NOT r.whole AND r.df > :perterm AS completed
-          FROM (SELECT i.*, sum(i.df) OVER (ORDER BY i.df, i.term) <= :postings AS whole
-                FROM term_idf i) r
+        term_role AS (
+          SELECT i.*,
+                 sum(i.df) OVER (ORDER BY i.df, i.term) <= :postings
+                   OR row_number() OVER (ORDER BY i.df, i.term) = 1 AS essential
+          FROM term_idf i
         ),
-        top AS (
-          SELECT t.chunk_id, sum(%BM25%) AS score,
-                 coalesce(sum(%BM25%) FILTER (WHERE NOT i.completed), 0) AS exact
-          FROM term_read i
+        essential AS (
+          SELECT t.chunk_id, sum(%BM25%) AS score
+          FROM term_role i
+          JOIN chunk_terms t ON t.tenant_id = :tenant AND t.term = i.term
           CROSS JOIN stats s
-          CROSS JOIN LATERAL (
-            SELECT t.chunk_id, t.tf, t.token_count
-            FROM chunk_terms t
-            WHERE t.tenant_id = :tenant AND t.term = i.term AND %SCOPE_T%
-            ORDER BY t.impact DESC
-            LIMIT i.reads
-          ) t
+          WHERE i.essential AND %SCOPE_T%
           GROUP BY t.chunk_id
           ORDER BY score DESC, t.chunk_id
-          LIMIT :candidates
+          LIMIT :pool
         ),
         pool AS (
-          SELECT array_agg(chunk_id) AS ids FROM top
+          SELECT array_agg(chunk_id) AS ids FROM essential
         ),
         rest AS (
           SELECT t.chunk_id, sum(%BM25%) AS score
-          FROM term_read i
+          FROM term_role i
           CROSS JOIN pool p
           JOIN chunk_terms t
             ON t.tenant_id = :tenant AND t.term = i.term AND t.chunk_id = ANY(p.ids)
           CROSS JOIN stats s
-          WHERE i.completed
+          WHERE NOT i.essential
           GROUP BY t.chunk_id
         ),
         fts AS (
-          SELECT e.chunk_id, e.exact + coalesce(r.score, 0) AS score
-          FROM top e
+          SELECT e.chunk_id, e.score + coalesce(r.score, 0) AS score
+          FROM essential e
           LEFT JOIN rest r ON r.chunk_id = e.chunk_id
           ORDER BY score DESC, e.chunk_id
           LIMIT :candidates
