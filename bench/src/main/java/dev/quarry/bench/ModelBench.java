@@ -51,8 +51,9 @@ final class ModelBench {
     }
     out.append("""
 
-        The default (QUARRY_EMBEDDING_MODEL) is %s; BENCHMARKS.md's retrieval and latency sections
-        run with it, and say why it is the default.
+        The default (QUARRY_EMBEDDING_MODEL) is %s; the retrieval, latency and ingestion sections run
+        with it. Why, with hybrid search and the whole pipeline measured on both: "Embedding model: the
+        choice", the section after this one.
         """.formatted(OnnxEmbedder.DEFAULT));
     return out.toString();
   }
