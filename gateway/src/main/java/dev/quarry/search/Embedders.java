@@ -10,11 +10,12 @@ public final class Embedders {
   public static Embedder fromConfig(Config config) {
     return switch (config.embeddingProvider()) {
       case "onnx" -> {
-        if (OnnxEmbedder.MODELS.stream().noneMatch(m -> m.equalsIgnoreCase(config.embeddingModel()))) {
+        try {
+          yield new OnnxEmbedder(config.embeddingModel());
+        } catch (IllegalArgumentException unknown) {
           throw new Config.InvalidSetting("QUARRY_EMBEDDING_MODEL=" + config.embeddingModel()
-              + ": the onnx provider has " + String.join(" and ", OnnxEmbedder.MODELS));
+              + ": " + unknown.getMessage());
         }
-        yield new OnnxEmbedder(config.embeddingModel());
       }
       case "openai" -> OpenAiEmbedder.probing(config.embeddingBaseUrl(), config.embeddingApiKey(),
           config.embeddingModel());

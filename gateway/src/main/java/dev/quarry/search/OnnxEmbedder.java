@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 
 /**
  * The in-process embedders, through ONNX Runtime, so no network is needed: one of the two quantized
@@ -39,8 +38,6 @@ public final class OnnxEmbedder implements Embedder {
   public static final String MINILM = "all-MiniLM-L6-v2-q";
   /** QUARRY_EMBEDDING_MODEL's default. */
   public static final String DEFAULT = BGE_SMALL;
-  /** The names the onnx provider accepts. */
-  public static final List<String> MODELS = List.of(BGE_SMALL, MINILM);
 
   /** A bundled model: where its files are, how it pools, what it puts in front of a query. */
   private record Model(String name, Class<?> bundle, String onnx, String tokenizer,
@@ -51,6 +48,9 @@ public final class OnnxEmbedder implements Embedder {
       "Represent this sentence for searching relevant passages: ");
   private static final Model MINI = new Model(MINILM, AllMiniLmL6V2QuantizedEmbeddingModel.class,
       "/all-minilm-l6-v2-q.onnx", "/all-minilm-l6-v2-q-tokenizer.json", PoolingMode.MEAN, "");
+  private static final List<Model> BUNDLED = List.of(BGE, MINI);
+  /** The names the onnx provider accepts. */
+  public static final List<String> MODELS = BUNDLED.stream().map(Model::name).toList();
 
   private final Model model;
   private final EmbeddingModel passages;
@@ -61,9 +61,12 @@ public final class OnnxEmbedder implements Embedder {
     this(DEFAULT);
   }
 
-  /** One of {@link #MODELS}, named as QUARRY_EMBEDDING_MODEL names it (case does not matter). */
+  /**
+   * One of {@link #MODELS}, named as QUARRY_EMBEDDING_MODEL names it (case does not matter); any
+   * other name is refused with {@link IllegalArgumentException} before a model is loaded.
+   */
   public OnnxEmbedder(String modelName) {
-    this.model = Stream.of(BGE, MINI).filter(m -> m.name().equalsIgnoreCase(modelName)).findFirst()
+    this.model = BUNDLED.stream().filter(m -> m.name().equalsIgnoreCase(modelName)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("the onnx provider has no model "
             + modelName + "; it has " + String.join(" and ", MODELS)));
     int cores = Runtime.getRuntime().availableProcessors();
