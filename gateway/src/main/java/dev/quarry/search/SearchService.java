@@ -154,7 +154,7 @@ public final class SearchService {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
-    Statement statement = switch (mode) {
+    Statement ranking = switch (mode) {
       case FULL_TEXT -> sql.fullText;
       case VECTOR -> sql.vector;
       case HYBRID -> sql.hybrid;
@@ -162,7 +162,7 @@ public final class SearchService {
     Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null)
         : embed(query);
     return vector
-        .compose(v -> statement(statement,
+        .compose(v -> statement(ranking,
             new Args(tenantId, query, v, null, mode == SearchMode.HYBRID ? candidates(limit) : limit,
                 limit, null, null)))
         .map(rows -> {
