@@ -51,9 +51,9 @@ public final class LatencyBench {
         warm-up passes over all of them (the JIT-compiled state of a serving process; until
         2026-11-30 one pass, which left much of the request path interpreted); limit %d. Quarry:
         `POST /v1/search` over HTTP to a gateway started in process (`dev.quarry.ops.Gateway`,
-        port 0), timed at the client: query embedding with %s, the SQL and context expansion included; for a new query the gateway
-        ranks by BM25 in the database while the model embeds the query, then runs the vector search,
-        fusion and expansion with both. The gateway keeps the
+        port 0), timed at the client: query embedding with %s, the SQL and context expansion included. The gateway ranks by
+        BM25 on one database connection while the model embeds the query, runs the vector search on
+        another as soon as the vector exists, then fusion and expansion with both. It keeps the
         vectors of recent queries; "query embedded" sends each query with a trailing space (same
         terms, same vector, but a cache miss), "repeated query" sends it as in the last warm-up pass.
         The targets are judged on "query embedded". The database is vacuumed after loading. LangChain4j:

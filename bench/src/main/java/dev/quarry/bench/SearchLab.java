@@ -105,15 +105,17 @@ public final class SearchLab {
   }
 
   /**
-   * EXPLAIN (ANALYZE, BUFFERS) of the expanded hybrid statement for one query, parameters written
-   * in as literals (as a custom plan sees them); the statement is read from SearchSql by reflection.
+   * EXPLAIN (ANALYZE, BUFFERS) of one of SearchSql's statements for one query ({@code
+   * -Dlab.statement}, a field name: fullTextIds, the default, vectorIds, hybrid...; not
+   * fusedExpanded, which takes rankings computed beforehand), parameters written in as literals (as
+   * a custom plan sees them), as the default tenant; the statement is read by reflection.
    */
   private static void explain(Config config, String query, float[] vector, int runs) throws Exception {
     Class<?> sqlClass = Class.forName("dev.quarry.search.SearchSql");
     var ctor = sqlClass.getDeclaredConstructor(String.class, int.class);
     ctor.setAccessible(true);
     Object sql = ctor.newInstance(OnnxEmbedder.BGE_SMALL, 384);
-    var field = sqlClass.getDeclaredField(System.getProperty("lab.statement", "hybridExpanded"));
+    var field = sqlClass.getDeclaredField(System.getProperty("lab.statement", "fullTextIds"));
     field.setAccessible(true);
     Object statement = field.get(sql);
     var sqlText = statement.getClass().getDeclaredMethod("sql");
@@ -140,6 +142,7 @@ public final class SearchLab {
     try (Connection c = DriverManager.getConnection(config.jdbcUrl(), config.pgUser(), config.pgPassword());
         Statement s = c.createStatement()) {
       c.setAutoCommit(false);
+      s.execute(Database.setTenant(Tenants.DEFAULT));
       s.execute("SET LOCAL hnsw.iterative_scan = relaxed_order");
       s.execute("SET LOCAL hnsw.ef_search = 100");
       for (String setting : System.getProperty("lab.set", "").split(";")) {

@@ -18,15 +18,15 @@ import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Function;
 
 /**
  * Hybrid retrieval (vector + BM25 full-text, fused by reciprocal rank) with context expansion.
  *
- * <p>A search is one transaction with its HNSW settings. When the query's vector is known (a
- * repeated query), one statement does retrieval, fusion and the items for context. Otherwise the
- * full-text ranking runs while the query is embedded on a worker, and a second statement takes it
- * with the vector for the rest.
+ * <p>A search is three statements, each in a short read-only transaction of its own on whichever
+ * pooled connection is free. The full-text ranking starts at once; the vector ranking starts as
+ * soon as the query's vector exists (kept from a recent search, or embedded on a worker
+ * meanwhile), so the database runs the two side by side; fusion and context expansion then take
+ * both rankings. No connection is held while the model runs or while another statement does.
  */
 public final class SearchService {
   /**
@@ -125,34 +125,19 @@ public final class SearchService {
     // NULL, not an empty array, for "everything": the SQL tests it once instead of per row.
     UUID[] scope = request.documentIds().isEmpty() ? null
         : request.documentIds().toArray(UUID[]::new);
-    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), fused, null);
-    float[] cached = queryVectors.peek(request.query());
-    Future<RowSet<Row>> rows;
-    if (cached != null) {
-      rows = inTransaction(args, conn -> run(conn, sql.hybridExpanded, args.withVector(cached)));
-    } else {
-      // The model and the full-text ranking take similar time and need nothing from each other:
-      // the embedding runs on a worker while the database ranks by BM25 (on its own core), and
-      // the vector search, fusion and expansion follow with that ranking passed in.
-      Future<float[]> vector = embed(request.query());
-      rows = inTransaction(args, conn -> {
-        Future<RowSet<Row>> ranked = run(conn, sql.fullTextIds, args);
-        return Future.all(vector, ranked).compose(both -> {
-          UUID[] ids = new UUID[ranked.result().size()];
-          int i = 0;
-          for (Row row : ranked.result()) {
-            ids[i++] = row.getUUID(0);
-          }
-          return run(conn, sql.hybridExpandedRanked, args.withVector(vector.result()).withRanked(ids));
-        });
-      });
-    }
+    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), fused, null, null);
+    Future<UUID[]> ranked = statement(sql.fullTextIds, args).map(SearchService::ids);
+    Future<UUID[]> nearest = embed(request.query())
+        .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
+        .map(SearchService::ids);
+    Future<RowSet<Row>> rows = Future.all(ranked, nearest).compose(both -> statement(
+        sql.fusedExpanded, args.withRanked(ranked.result()).withNearest(nearest.result())));
     return rows.map(result -> {
-      List<RankedHit> ranked = new ArrayList<>(result.size());
+      List<RankedHit> hits = new ArrayList<>(result.size());
       for (Row row : result) {
-        ranked.add(rankedHit(row));
+        hits.add(rankedHit(row));
       }
-      return expander.expand(ranked, limit);
+      return expander.expand(hits, limit);
     });
   }
 
@@ -169,7 +154,7 @@ public final class SearchService {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
-    Statement statement = switch (mode) {
+    Statement ranking = switch (mode) {
       case FULL_TEXT -> sql.fullText;
       case VECTOR -> sql.vector;
       case HYBRID -> sql.hybrid;
@@ -177,9 +162,9 @@ public final class SearchService {
     Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null)
         : embed(query);
     return vector
-        .compose(v -> execute(statement,
+        .compose(v -> statement(ranking,
             new Args(tenantId, query, v, null, mode == SearchMode.HYBRID ? candidates(limit) : limit,
-                limit, null)))
+                limit, null, null)))
         .map(rows -> {
           List<RankedChunk> out = new ArrayList<>(rows.size());
           for (Row row : rows) {
@@ -212,6 +197,15 @@ public final class SearchService {
     return Math.max(CANDIDATES, wanted);
   }
 
+  private static UUID[] ids(RowSet<Row> rows) {
+    UUID[] ids = new UUID[rows.size()];
+    int i = 0;
+    for (Row row : rows) {
+      ids[i++] = row.getUUID(0);
+    }
+    return ids;
+  }
+
   private Future<float[]> embed(String query) {
     float[] cached = queryVectors.peek(query);
     if (cached != null) {
@@ -223,18 +217,18 @@ public final class SearchService {
 
   /** Everything a statement may bind; each statement takes the ones it names. */
   private record Args(UUID tenantId, String query, float[] vector, UUID[] scope, int candidates,
-      int fused, UUID[] ranked) {
+      int fused, UUID[] ranked, UUID[] nearest) {
     Args withVector(float[] v) {
-      return new Args(tenantId, query, v, scope, candidates, fused, ranked);
+      return new Args(tenantId, query, v, scope, candidates, fused, ranked, nearest);
     }
 
     Args withRanked(UUID[] ids) {
-      return new Args(tenantId, query, vector, scope, candidates, fused, ids);
+      return new Args(tenantId, query, vector, scope, candidates, fused, ids, nearest);
     }
-  }
 
-  private Future<RowSet<Row>> execute(Statement statement, Args args) {
-    return inTransaction(args, conn -> run(conn, statement, args));
+    Args withNearest(UUID[] ids) {
+      return new Args(tenantId, query, vector, scope, candidates, fused, ranked, ids);
+    }
   }
 
   private Future<RowSet<Row>> run(SqlConnection conn, Statement statement, Args args) {
@@ -251,40 +245,45 @@ public final class SearchService {
         case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());
         case RANKED -> tuple.addArrayOfUUID(args.ranked());
+        case NEAREST -> tuple.addArrayOfUUID(args.nearest());
       }
     }
     return conn.preparedQuery(statement.sql()).execute(tuple);
   }
 
   /**
-   * Runs {@code work} inside a transaction that sets the HNSW scan for filtered search: iterative
-   * scans keep walking the graph until enough rows pass the tenant and scope filters, instead of
-   * returning fewer than asked. BEGIN goes out with the first statement (pipelined on the one
-   * connection); the transaction ends when the work does, on every path.
+   * One statement in a read-only transaction of its own, which sets the HNSW scan for filtered
+   * search: iterative scans keep walking the graph until enough rows pass the tenant and scope
+   * filters, instead of returning fewer than asked. BEGIN goes out with the statement (pipelined on
+   * the one connection). The rows are handed on as soon as they arrive; the COMMIT (nothing to
+   * write) follows on its own, and the connection goes back to the pool after it, on every path.
    */
-  private Future<RowSet<Row>> inTransaction(Args args,
-      Function<SqlConnection, Future<RowSet<Row>>> work) {
+  private Future<RowSet<Row>> statement(Statement statement, Args args) {
+    return pool.getConnection().compose(conn -> {
+      Future<?> begin = conn.query(begin(args)).execute();
+      Future<RowSet<Row>> rows = run(conn, statement, args);
+      Future<RowSet<Row>> done = Future.all(begin, rows).transform(all -> all.succeeded()
+          ? Future.succeededFuture(rows.result())
+          : Future.failedFuture(begin.failed() ? begin.cause() : rows.cause()));
+      done.onComplete(result -> conn.query(result.succeeded() ? "COMMIT" : "ROLLBACK").execute()
+          .onComplete(ended -> conn.close()));
+      return done;
+    });
+  }
+
+  private static String begin(Args args) {
     // hnsw.ef_search bounds what one scan pass returns; pgvector allows 1..1000.
     int efSearch = Math.min(1000, Math.max(40, args.candidates()));
-    return pool.withConnection(conn -> {
-      // jit off: the plan's cost estimate grows with the corpus past jit_above_cost, and compiling
-      // the expressions then takes longer (tens of ms) than running the whole statement.
-      // Custom plans always: the statements are cached prepared statements, and a generic plan
-      // (planned without the query's terms and limits) scans and aggregates whole posting lists
-      // in parallel: seconds per search at 100k chunks, against about 2 ms of planning saved.
-      // The tenant rides in the same round trip: row-level security then holds the statement to it.
-      Future<?> begin = conn.query("BEGIN; " + Database.setTenant(args.tenantId()) + "; "
-          + "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-          + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off; "
-          + "SET LOCAL plan_cache_mode = force_custom_plan").execute();
-      Future<RowSet<Row>> rows = work.apply(conn);
-      return Future.all(begin, rows).transform(done -> {
-        String end = done.succeeded() ? "COMMIT" : "ROLLBACK";
-        return conn.query(end).execute().transform(ended -> done.succeeded()
-            ? Future.succeededFuture(rows.result())
-            : Future.failedFuture(begin.failed() ? begin.cause() : rows.cause()));
-      });
-    });
+    // jit off: the plan's cost estimate grows with the corpus past jit_above_cost, and compiling
+    // the expressions then takes longer (tens of ms) than running the whole statement.
+    // Custom plans always: the statements are cached prepared statements, and a generic plan
+    // (planned without the query's terms and limits) scans and aggregates whole posting lists
+    // in parallel: seconds per search at 100k chunks, against about 2 ms of planning saved.
+    // The tenant rides in the same round trip: row-level security then holds the statement to it.
+    return "BEGIN READ ONLY; " + Database.setTenant(args.tenantId()) + "; "
+        + "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+        + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off; "
+        + "SET LOCAL plan_cache_mode = force_custom_plan";
   }
 
   private static String vectorLiteral(float[] v) {

@@ -35,7 +35,9 @@ final class SearchSql {
   enum Param {
     TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET,
     /** The full-text ranking computed beforehand: chunk ids, best first. */
-    RANKED
+    RANKED,
+    /** The vector ranking computed beforehand: chunk ids, nearest first. */
+    NEAREST
   }
 
   /** SQL text with $n placeholders, and what each $n stands for. */
@@ -45,11 +47,15 @@ final class SearchSql {
   final Statement fullText;
   final Statement vector;
   final Statement hybrid;
-  final Statement hybridExpanded;
-  /** The chunk ids of the full-text ranking, best first: run while the query is embedded. */
+  /** The chunk ids of the full-text ranking, best first. */
   final Statement fullTextIds;
-  /** {@link #hybridExpanded} with the full-text ranking given as {@link Param#RANKED}. */
-  final Statement hybridExpandedRanked;
+  /** The chunk ids of the vector ranking, nearest first. */
+  final Statement vectorIds;
+  /**
+   * Fusion of the two rankings computed beforehand ({@link Param#RANKED}, {@link Param#NEAREST}),
+   * as {@link #hybrid} fuses them, then the hits with the items their context is drawn from.
+   */
+  final Statement fusedExpanded;
 
   SearchSql(String modelName, int dimensions) {
     if (modelName == null || !MODEL_NAME.matcher(modelName).matches()) {
@@ -167,12 +173,19 @@ final class SearchSql {
     fullTextIds = compile("WITH " + bm25 + """
         \nSELECT f.chunk_id FROM fts_ranked f ORDER BY f.rank""", vectorExpr, modelPredicate,
         dimensions);
-    // The given ranking is already within the tenant and the scope (fullTextIds applied them).
-    String rankedPrefix = """
+    vectorIds = compile("WITH " + knn + """
+        \nSELECT v.chunk_id FROM vec_ranked v ORDER BY v.rank""", vectorExpr, modelPredicate,
+        dimensions);
+    // The given rankings are already within the tenant and the scope (the statements above applied
+    // them); chunks deleted since drop out at the join with chunks.
+    String givenPrefix = """
         WITH fts_ranked AS (
           SELECT r.chunk_id, r.rank FROM unnest(:ranked::uuid[]) WITH ORDINALITY AS r(chunk_id, rank)
         ),
-        """ + knn + ",\n" + fused;
+        vec_ranked AS (
+          SELECT r.chunk_id, r.rank FROM unnest(:nearest::uuid[]) WITH ORDINALITY AS r(chunk_id, rank)
+        ),
+        """ + fused;
     hybrid = compile(fusedPrefix + """
         \nSELECT f.chunk_id, c.document_id, f.score::float8 AS score
         FROM fused f JOIN chunks c ON c.id = f.chunk_id
@@ -190,7 +203,7 @@ final class SearchSql {
                  c.headings, c.content, c.page_numbers, c.doc_item_refs, c.labels,
                  least(sec.s, c.item_start) AS sec_start, greatest(sec.e, c.item_end) AS sec_end
           FROM fused f
-          JOIN chunks c ON c.id = f.chunk_id
+          JOIN chunks c ON c.id = f.chunk_id AND c.tenant_id = :tenant
           JOIN documents d ON d.id = c.document_id
           CROSS JOIN LATERAL (
             SELECT min(i.section_start) AS s, max(i.section_end) AS e FROM items i
@@ -226,9 +239,7 @@ final class SearchSql {
           WHERE w.side = 0 OR (w.cost > 0 AND (w.section_cost <= :budget + 2 OR w.reach <= :budget + 2))
         ) ctx
         ORDER BY h.score DESC, h.chunk_id""".replace("%FURNITURE%", FURNITURE);
-    hybridExpanded = compile(fusedPrefix + expansion, vectorExpr, modelPredicate, dimensions);
-    hybridExpandedRanked = compile(rankedPrefix + expansion, vectorExpr, modelPredicate,
-        dimensions);
+    fusedExpanded = compile(givenPrefix + expansion, vectorExpr, modelPredicate, dimensions);
   }
 
   /**

@@ -179,9 +179,21 @@ class SearchServiceTest {
   }
 
   @Test
-  @DisplayName("a new query (ranked by full text while it is embedded) and the same query repeated"
-      + " (vector cached, one statement) give the same hits")
-  void overlappedAndCachedPathsAgree() {
+  @DisplayName("the hits come in the order of the hybrid ranking (the fusion of the two rankings"
+      + " computed apart matches the one-statement fusion)")
+  void hitsFollowHybridRanking() {
+    String query = "pump controller fault pressure seal";
+    List<UUID> hybrid = ranking(query, SearchMode.HYBRID, 20);
+    List<UUID> hits = run(query, 5).stream().map(SearchHit::chunkId).toList();
+    assertThat(hits).isNotEmpty();
+    assertThat(hybrid).containsSubsequence(hits);
+    assertThat(hits.get(0)).isEqualTo(hybrid.get(0));
+  }
+
+  @Test
+  @DisplayName("a new query (embedded while the full text is ranked) and the same query repeated"
+      + " (vector kept from the first) give the same hits")
+  void newAndRepeatedQueriesAgree() {
     String query = "engine oil and tyre pressure checks";
     List<SearchHit> first = run(query, 5);
     List<SearchHit> repeated = run(query, 5);
