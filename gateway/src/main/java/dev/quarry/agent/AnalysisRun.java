@@ -16,6 +16,7 @@ import dev.quarry.sandbox.CellOutcome;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxSession;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -54,6 +55,8 @@ final class AnalysisRun implements Runnable {
   private final AtomicLong promptTokens = new AtomicLong();
   private final AtomicLong completionTokens = new AtomicLong();
   private final AtomicReference<SandboxSession> session = new AtomicReference<>();
+  /** Completed by a cancel: tells a sandbox request still waiting for room to give up. */
+  private final Promise<Void> cancelled = Promise.promise();
   private final List<ChatCompletionMessageParam> messages = new ArrayList<>();
   /** Token metering writes, all awaited before the end is recorded. */
   private final List<Future<Void>> writes = new ArrayList<>();
@@ -135,6 +138,7 @@ final class AnalysisRun implements Runnable {
 
   private End loop() {
     live.onCancel(() -> {
+      cancelled.tryComplete();
       SandboxSession s = session.get();
       if (s != null) {
         s.cancel();
@@ -179,7 +183,10 @@ final class AnalysisRun implements Runnable {
         deps.model(), () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars());
     callbacks = new BudgetedCallbacks(tenant, budgets, citations, this::addTokens);
     try {
-      session.set(deps.sandboxes().open(live.tenantId(), request.scope(), callbacks).await());
+      // Cancelled while it waits for room: the wait ends at once (and the sandbox it waited for
+      // goes to someone else); cancelled while its container starts: it is closed below.
+      session.set(deps.sandboxes().open(live.tenantId(), request.scope(), callbacks, cancelled.future())
+          .await());
     } catch (Exception e) {
       if (live.cancelled()) {
         throw e;

@@ -39,7 +39,7 @@ final class ProgramReplay {
     });
     SandboxSession session;
     try {
-      session = deps.sandboxes().open(tenantId, scope, callbacks).await();
+      session = deps.sandboxes().open(tenantId, scope, callbacks, null).await();
     } catch (SandboxCapacityExhausted e) {
       throw e;
     } catch (RuntimeException e) {

@@ -9,5 +9,9 @@ import java.util.UUID;
 /** Opens an analysis' sandbox: {@code SandboxService::open} in the gateway. */
 @FunctionalInterface
 public interface SandboxOpener {
-  Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks);
+  /**
+   * @param abandoned completes when the caller gives up (the analysis was cancelled): a request still
+   *                  waiting for room then fails at once; {@code null} when it never gives up
+   */
+  Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks, Future<?> abandoned);
 }

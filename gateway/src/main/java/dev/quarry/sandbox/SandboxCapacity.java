@@ -7,6 +7,7 @@ import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.concurrent.CancellationException;
 
 /**
  * The most sandbox containers this gateway keeps at once, so that a burst of requests queues (for a
@@ -64,6 +65,16 @@ public final class SandboxCapacity {
 
   /** A slot now when one is free, else the oldest waiter's turn, or a failure after the wait. */
   public Future<Slot> acquire() {
+    return acquire(null);
+  }
+
+  /**
+   * As {@link #acquire()}, for a request that may be abandoned while it waits (an analysis
+   * cancelled): once {@code abandoned} completes, a request still waiting leaves the queue at once
+   * and fails with {@link CancellationException}; no slot is held or handed to it. A request that
+   * already has its slot is not affected. {@code null}: never abandoned.
+   */
+  public Future<Slot> acquire(Future<?> abandoned) {
     Waiter waiter;
     synchronized (this) {
       if (used < limit && waiters.isEmpty()) {
@@ -75,8 +86,22 @@ public final class SandboxCapacity {
       // Set under the lock, so a hand-over never sees the waiter without its timer.
       waiter.timer()[0] = vertx.setTimer(Math.max(1, maxWait.toMillis()), id -> timedOut(waiter));
     }
+    if (abandoned != null) {
+      abandoned.onComplete(x -> abandon(waiter));
+    }
     onShortage.run();
     return waiter.promise().future();
+  }
+
+  private void abandon(Waiter waiter) {
+    synchronized (this) {
+      if (!waiters.remove(waiter)) {
+        return; // served or timed out already
+      }
+    }
+    vertx.cancelTimer(waiter.timer()[0]);
+    waiter.promise().tryFail(
+        new CancellationException("the request was abandoned while it waited for a sandbox"));
   }
 
   /** A slot only if one is free and nobody waits: for work that may as well not happen (warming). */

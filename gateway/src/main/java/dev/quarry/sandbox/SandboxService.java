@@ -115,6 +115,16 @@ public final class SandboxService {
    * {@link SandboxSettings#maxWait()} for one to go, then fails with {@link SandboxCapacityExhausted}.
    */
   public Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks) {
+    return open(tenantId, scope, callbacks, null);
+  }
+
+  /**
+   * As {@link #open(UUID, Scope, Callbacks)}, for a caller that may give up while it waits for room:
+   * once {@code abandoned} completes, a request still queued for a slot fails at once with
+   * {@link java.util.concurrent.CancellationException} and starts nothing. One already starting its
+   * container completes; the caller closes what it no longer wants. {@code null}: never abandoned.
+   */
+  public Future<SandboxSession> open(UUID tenantId, Scope scope, Callbacks callbacks, Future<?> abandoned) {
     if (closed) {
       return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
     }
@@ -124,11 +134,15 @@ public final class SandboxService {
     boolean warm = warmOne != null;
     // The request claims its slot (or its place in the queue) before the pool refills, so that
     // warming never takes the room a request is about to need.
-    Future<LiveSandbox> live = warm ? pooledLive(warmOne) : startLive(tenantId, scope, capacity.acquire());
+    Future<LiveSandbox> live = warm ? pooledLive(warmOne) : startLive(tenantId, scope, capacity.acquire(abandoned));
     if (pooledScope) {
       pool.refill(tenantId);
     }
-    return live.onFailure(e -> metrics.sandboxStartFailed(startFailure(e))).compose(l -> {
+    return live.onFailure(e -> {
+      if (!(e instanceof java.util.concurrent.CancellationException)) {
+        metrics.sandboxStartFailed(startFailure(e)); // an abandoned wait is nobody's failure
+      }
+    }).compose(l -> {
       metrics.sandboxAcquired(warm, Duration.ofNanos(System.nanoTime() - asked));
       GrpcSandboxSession[] holder = new GrpcSandboxSession[1];
       GrpcSandboxSession session = new GrpcSandboxSession(vertx, launcher, l, scope, callbacks, () -> {

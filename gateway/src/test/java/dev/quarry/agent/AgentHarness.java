@@ -47,6 +47,11 @@ public final class AgentHarness implements AutoCloseable {
   private final HttpClient http = HttpClient.newHttpClient();
 
   public AgentHarness(boolean cancelOnDisconnect) throws IOException {
+    this(cancelOnDisconnect, SandboxSettings.DEFAULT_MAX_ACTIVE, SandboxSettings.DEFAULT_MAX_WAIT);
+  }
+
+  /** With at most {@code maxActive} sandboxes, a request waiting up to {@code maxWait} for room. */
+  public AgentHarness(boolean cancelOnDisconnect, int maxActive, Duration maxWait) throws IOException {
     String image = RunnerImage.ensure();
     model = ScriptedModelServer.start(vertx);
     AgentSettings agent = AgentSettings.fromEnv(Map.of())
@@ -57,7 +62,8 @@ public final class AgentHarness implements AutoCloseable {
       try {
         Path runRoot = Files.createDirectories(dataDir.resolve("run"));
         SandboxSettings sandboxes = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",
-            gatewayId, runRoot, SandboxLimits.DEFAULTS, SandboxLimits.MAXIMUMS, 0, Duration.ofMinutes(10), false);
+            gatewayId, runRoot, SandboxLimits.DEFAULTS, SandboxLimits.MAXIMUMS, 0, Duration.ofMinutes(10), false,
+            maxActive, maxWait);
         return new Gateway.AgentWiring(agent, sandboxes);
       } catch (IOException e) {
         throw new java.io.UncheckedIOException(e);

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,42 @@ class SandboxCapacityTest {
       await(got.close());
       assertThat(sf.service.capacity().used()).isZero();
       assertThat(sf.metrics.scrape()).contains("quarry_sandbox_start_failures_total{reason=\"exhausted\"} 0.0");
+      sf.assertClean();
+    } finally {
+      sf.close();
+    }
+  }
+
+  @Test
+  @DisplayName("a request abandoned while it waits leaves the queue at once, starts nothing, and the slot"
+      + " it waited for goes to the next request")
+  void abandonedWhileWaiting() throws Exception {
+    SessionFixture sf = new SessionFixture(tmp, 0, SandboxLimits.DEFAULTS, 1, LONG_WAIT);
+    try {
+      SandboxSession first = open(sf);
+      Promise<Void> giveUp = Promise.promise();
+      Future<SandboxSession> abandoned = sf.service.open(sf.fx.tenantB, Scope.ALL,
+          SessionFixture.Scripted.simple(), giveUp.future());
+      Future<SandboxSession> next = sf.service.open(sf.fx.tenantB, Scope.ALL, SessionFixture.Scripted.simple());
+      assertThat(sf.service.capacity().waiting()).isEqualTo(2);
+
+      giveUp.complete();
+      // Failed at once, while the only slot is still held: it did not wait for a release.
+      assertThatThrownBy(() -> await(abandoned)).isInstanceOf(CancellationException.class);
+      assertThat(abandoned.cause()).isInstanceOf(CancellationException.class)
+          .hasMessageContaining("abandoned while it waited");
+      assertThat(sf.service.capacity().waiting()).isEqualTo(1);
+      assertThat(sf.service.capacity().used()).isEqualTo(1);
+      assertThat(sf.fx.containers()).hasSize(1);
+
+      await(first.close());
+      SandboxSession got = await(next);
+      assertThat(await(got.execute("6 * 7", sf.options(), null)).stdout()).isEqualTo("42");
+      await(got.close());
+      assertThat(sf.service.capacity().used()).isZero();
+      assertThat(sf.metrics.scrape()).as("giving up is not a start failure")
+          .contains("quarry_sandbox_start_failures_total{reason=\"launch\"} 0.0")
+          .contains("quarry_sandbox_start_failures_total{reason=\"exhausted\"} 0.0");
       sf.assertClean();
     } finally {
       sf.close();
