@@ -121,6 +121,30 @@ class SearchConnectionsTest {
         .extracting(SearchHit::content).anySatisfy(c -> assertThat(c).contains("fault log"));
   }
 
+  @Test
+  @DisplayName("with one pooled connection, 24 searches at once (new and repeated queries) all complete"
+      + " with the hits each gets alone")
+  void concurrentSearchesShareOneConnection() throws Exception {
+    List<String> queries = List.of("inlet seal", "pump pressure threshold", "controller fault log",
+        "inspection");
+    List<List<UUID>> alone = new java.util.ArrayList<>();
+    for (String q : queries) {
+      alone.add(search.search(tenant, new SearchRequest(q, 3)).toCompletionStage().toCompletableFuture()
+          .get(30, TimeUnit.SECONDS).stream().map(SearchHit::chunkId).toList());
+    }
+    List<Future<List<SearchHit>>> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      // Every other one new to the vector cache (a trailing space), so the model runs for it.
+      String q = queries.get(i % queries.size()) + (i % 2 == 0 ? "" : " ".repeat(1 + i));
+      all.add(search.search(tenant, new SearchRequest(q, 3)));
+    }
+    for (int i = 0; i < all.size(); i++) {
+      List<UUID> got = all.get(i).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS)
+          .stream().map(SearchHit::chunkId).toList();
+      assertThat(got).as("search %d", i).isEqualTo(alone.get(i % queries.size()));
+    }
+  }
+
   /** The shared model, with a query embedding that can be held at a gate or made to fail. */
   static final class GatedEmbedder implements Embedder {
     private final Embedder model;
