@@ -40,7 +40,12 @@ public final class Database {
 
   /** The gateway's pool: the app role, which sees no tenant's rows until one is set. */
   public static Pool pool(Vertx vertx, Config config) {
-    return pool(vertx, config, config.pgAppUser(), config.pgAppPassword(), config.pgPoolSize());
+    return pool(vertx, config, config.pgPoolSize());
+  }
+
+  /** The gateway's pool with another size than QUARRY_PG_POOL_SIZE (tests of pool pressure). */
+  public static Pool pool(Vertx vertx, Config config, int size) {
+    return pool(vertx, config, config.pgAppUser(), config.pgAppPassword(), size);
   }
 
   /**

@@ -3,13 +3,11 @@ package dev.quarry.search;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.sql.Connection;
 import java.util.List;
 import java.util.UUID;
@@ -40,16 +38,10 @@ class SearchConnectionsTest {
   static void setUp() throws Exception {
     db = TestDatabase.create();
     vertx = Vertx.vertx();
-    var config = db.config();
-    onePool = PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(1))
-        .connectingTo(new PgConnectOptions().setHost(config.pgHost()).setPort(config.pgPort())
-            .setDatabase(config.pgDatabase()).setUser(config.pgAppUser())
-            .setPassword(config.pgAppPassword()))
-        .using(vertx)
-        .build();
+    // The gateway's own pool settings (prepared statements cached, pipelining), one connection.
+    onePool = Database.pool(vertx, db.config(), 1);
     embedder = new GatedEmbedder(SharedEmbedder.get());
-    search = new SearchService(vertx, onePool, embedder, config);
+    search = new SearchService(vertx, onePool, embedder, db.config());
     db.prepare(vertx, search);
     try (Connection c = db.jdbc()) {
       Corpus corpus = new Corpus(c, SharedEmbedder.get());
