@@ -49,6 +49,8 @@ public final class ApiRoutes {
   private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
   private static final String TENANT_KEY = "quarry.tenant";
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
+  /** The largest page GET /v1/documents?limit= answers. */
+  static final int DOCUMENTS_PAGE_MAX = 1000;
   private static final long ADMIN_BODY_LIMIT = 16 * 1024;
   private static final String BEARER = "Bearer ";
   private static final String FORM_DECODER_PACKAGE = "io.netty.handler.codec.http.multipart.";
@@ -239,8 +241,10 @@ public final class ApiRoutes {
   }
 
   private void listDocuments(RoutingContext ctx) {
-    documentStore.list(tenant(ctx))
-        .onSuccess(documents -> replyJson(ctx, 200, WireFormat.documents(documents)))
+    Integer limit = Requests.limit(ctx.request().getParam("limit"), null, DOCUMENTS_PAGE_MAX);
+    DocumentStore.ListPosition after = Requests.documentsCursor(ctx.request().getParam("cursor"));
+    documentStore.page(tenant(ctx), after, limit)
+        .onSuccess(page -> replyJson(ctx, 200, WireFormat.documents(page)))
         .onFailure(ctx::fail);
   }
 

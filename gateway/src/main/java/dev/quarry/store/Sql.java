@@ -13,6 +13,15 @@ public final class Sql {
   public static final String LIST_DOCUMENTS = "SELECT " + SUMMARY_COLUMNS
       + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id";
 
+  /** The first page of the listing; a null limit is no limit. */
+  public static final String LIST_DOCUMENTS_FIRST = "SELECT " + SUMMARY_COLUMNS
+      + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id LIMIT $2";
+
+  /** The page after a position of the listing (created_at, id); a null limit is no limit. */
+  public static final String LIST_DOCUMENTS_AFTER = "SELECT " + SUMMARY_COLUMNS
+      + " FROM documents WHERE tenant_id = $1 AND (created_at, id) > ($2, $3)"
+      + " ORDER BY created_at, id LIMIT $4";
+
   public static final String GET_DOCUMENT = "SELECT " + SUMMARY_COLUMNS
       + " FROM documents WHERE tenant_id = $1 AND id = $2";
 
