@@ -76,8 +76,18 @@ public final class IngestService {
    * ingests cannot overshoot it together.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit) {
+    return ingest(tenantId, request, storedBytesLimit, IngestProgress.NONE);
+  }
+
+  /**
+   * As {@link #ingest(UUID, IngestRequest, long)}, reporting to {@code progress} once the document is
+   * converted and after each batch of chunks the model embeds. A document whose bytes are already
+   * stored reports nothing.
+   */
+  public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
+      IngestProgress progress) {
     long started = System.nanoTime();
-    return ingestUnmeasured(tenantId, request, storedBytesLimit).andThen(done -> {
+    return ingestUnmeasured(tenantId, request, storedBytesLimit, progress).andThen(done -> {
       long nanos = System.nanoTime() - started;
       if (done.succeeded()) {
         IngestResult r = done.result();
@@ -90,7 +100,8 @@ public final class IngestService {
     });
   }
 
-  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request, long storedBytesLimit) {
+  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request, long storedBytesLimit,
+      IngestProgress progress) {
     String fileName = fileName(request);
     String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
     byte[] bytes = request.bytes();
@@ -102,7 +113,7 @@ public final class IngestService {
                 conn -> conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash())))
             .compose(rows -> rows.size() > 0
                 ? Future.succeededFuture(unchanged(rows.iterator().next()))
-                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit)
+                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress)
                     .compose(prepared -> write(prepared, 1)
                         .compose(written -> syncQuietly(prepared, written)))));
   }
@@ -117,7 +128,7 @@ public final class IngestService {
 
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
-      long storedBytesLimit) {
+      long storedBytesLimit, IngestProgress progress) {
     return vertx.executeBlocking(() -> {
       long t0 = System.nanoTime();
       ConvertedDocument doc = converters.converter(sniffed.type()).convert(fileName, request.bytes());
@@ -127,7 +138,8 @@ public final class IngestService {
       long tToc = System.nanoTime();
       List<Chunk> chunks = Chunker.chunk(items, toc);
       long t1 = System.nanoTime();
-      List<String> vectors = embed(chunks);
+      progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
+      List<String> vectors = embed(chunks, progress);
       long t2 = System.nanoTime();
       stages.add(Stage.CONVERT, tConverted - t0);
       stages.add(Stage.TOC, tToc - tConverted);
@@ -141,7 +153,7 @@ public final class IngestService {
     }, false);
   }
 
-  private List<String> embed(List<Chunk> chunks) {
+  private List<String> embed(List<Chunk> chunks, IngestProgress progress) {
     List<String> vectors = new ArrayList<>(chunks.size());
     for (int i = 0; i < chunks.size(); i += EMBED_BATCH) {
       List<String> texts = new ArrayList<>();
@@ -156,6 +168,7 @@ public final class IngestService {
       for (float[] v : out) {
         vectors.add(vectorLiteral(v));
       }
+      progress.embedded(vectors.size(), chunks.size());
     }
     return vectors;
   }

@@ -119,4 +119,42 @@ class CliIngestTest {
     assertThat(run.err().lines().toList()).singleElement().satisfies(line -> assertThat(line)
         .contains("isn't running at http://localhost:" + port).contains("./quarry serve"));
   }
+
+  @Test
+  @DisplayName("the CLI's upload hands on the gateway's progress, then returns the stored document;"
+      + " an error event after conversion is thrown like an error status")
+  void uploadWithProgress(@TempDir Path dir) throws IOException {
+    StringBuilder md = new StringBuilder("# Dredging log\n\n");
+    for (int i = 1; i <= 45; i++) {
+      md.append("## Day ").append(i).append("\n\n")
+          .append(("On day " + i + " the dredger cleared the channel by the north mole. ").repeat(20)).append("\n\n");
+    }
+    Path file = Files.writeString(dir.resolve("dredging.md"), md);
+    GatewayClient client = new GatewayClient(gateway.url(), gateway.createTenant("cli-progress").apiKey());
+    java.util.List<String> events = new java.util.ArrayList<>();
+    java.util.List<Integer> embedded = new java.util.ArrayList<>();
+    var result = client.upload(file, "logs/dredging.md", (event, data) -> {
+      events.add(event);
+      if (event.equals("embedded")) {
+        embedded.add(data.path("chunks_embedded").asInt());
+      }
+    });
+    int chunks = result.path("chunk_count").asInt();
+    assertThat(result.path("status").asText()).isEqualTo("created");
+    assertThat(chunks).isGreaterThan(32);
+    assertThat(events.get(0)).isEqualTo("converted");
+    assertThat(events.subList(1, events.size())).containsOnly("embedded");
+    assertThat(embedded).isSorted().last().isEqualTo(chunks);
+
+    var quotas = gateway.createTenant("cli-progress-quota");
+    assertThat(gateway.admin().put("/v1/admin/tenants/" + quotas.id() + "/quotas")
+        .sendJsonObject(new io.vertx.core.json.JsonObject().put("stored_bytes", 1000)).await().statusCode())
+        .isEqualTo(200);
+    GatewayClient limited = new GatewayClient(gateway.url(), quotas.apiKey());
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> limited.upload(file, "logs/dredging.md", (e, d) -> {})))
+        .isInstanceOfSatisfying(GatewayClient.GatewayError.class, e -> {
+          assertThat(e.code()).isEqualTo("quota_exceeded");
+          assertThat(e.getMessage()).contains("1000");
+        });
+  }
 }
