@@ -179,18 +179,7 @@ final class AnalysisRoutes {
   }
 
   private void list(RoutingContext ctx) {
-    int limit = LIST_DEFAULT;
-    String raw = ctx.request().getParam("limit");
-    if (raw != null) {
-      try {
-        limit = Integer.parseInt(raw);
-      } catch (NumberFormatException e) {
-        throw ApiError.badRequest("invalid_limit", "query parameter 'limit' must be an integer, got " + raw);
-      }
-      if (limit < 1 || limit > LIST_MAX) {
-        throw ApiError.badRequest("invalid_limit", "query parameter 'limit' must be between 1 and " + LIST_MAX);
-      }
-    }
+    int limit = Requests.limit(ctx.request().getParam("limit"), LIST_DEFAULT, LIST_MAX);
     analyses.list(ApiRoutes.tenant(ctx), limit)
         .onSuccess(all -> ApiRoutes.replyJson(ctx, 200, new JsonObject().put("analyses", new JsonArray(all))))
         .onFailure(ctx::fail);

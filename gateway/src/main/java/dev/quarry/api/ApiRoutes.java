@@ -2,6 +2,7 @@ package dev.quarry.api;
 
 import dev.quarry.ingest.IngestException;
 import dev.quarry.ingest.IngestRequest;
+import dev.quarry.ingest.IngestProgress;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.ops.Config;
@@ -49,6 +50,8 @@ public final class ApiRoutes {
   private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
   private static final String TENANT_KEY = "quarry.tenant";
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
+  /** The largest page GET /v1/documents?limit= answers. */
+  static final int DOCUMENTS_PAGE_MAX = 1000;
   private static final long ADMIN_BODY_LIMIT = 16 * 1024;
   private static final String BEARER = "Bearer ";
   private static final String FORM_DECODER_PACKAGE = "io.netty.handler.codec.http.multipart.";
@@ -201,6 +204,7 @@ public final class ApiRoutes {
 
   private void ingest(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
+    IngestEvents events = wantsStream(ctx) ? new IngestEvents(ctx.response(), vertx.getOrCreateContext()) : null;
     quotas.limits(tenant)
         .compose(limits -> ingestRequest(ctx).compose(request -> {
           long maxDocument = limits.of(Quota.DOCUMENT_BYTES);
@@ -208,12 +212,37 @@ public final class ApiRoutes {
             return Future.failedFuture(new QuotaExceeded(Quota.DOCUMENT_BYTES, maxDocument, 3600,
                 "'" + request.fileName() + "' has " + request.bytes().length + " bytes"));
           }
-          return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES));
+          return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES),
+              events == null ? IngestProgress.NONE : events);
         }))
         .eventually(() -> discardUploads(ctx))
-        .onSuccess(result -> replyJson(ctx,
-            result.status() == IngestResult.Status.UNCHANGED ? 200 : 201, WireFormat.ingested(result)))
-        .onFailure(ctx::fail);
+        .onSuccess(result -> {
+          if (events != null) {
+            events.result(WireFormat.ingested(result));
+          } else {
+            replyJson(ctx, result.status() == IngestResult.Status.UNCHANGED ? 200 : 201, WireFormat.ingested(result));
+          }
+        })
+        .onFailure(err -> {
+          if (events != null && events.started()) {
+            events.error(toApiError(ctx, unwrap(err)));
+          } else {
+            ctx.fail(err);
+          }
+        });
+  }
+
+  /** Progress as server-sent events: {@code Accept: text/event-stream} or {@code ?stream=true}. */
+  private static boolean wantsStream(RoutingContext ctx) {
+    String stream = ctx.request().getParam("stream");
+    if (stream != null) {
+      if (!stream.equals("true") && !stream.equals("false")) {
+        throw ApiError.badRequest("invalid_stream", "query parameter 'stream' must be true or false");
+      }
+      return stream.equals("true");
+    }
+    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
+    return accept != null && accept.contains("text/event-stream");
   }
 
   private Future<IngestRequest> ingestRequest(RoutingContext ctx) {
@@ -239,8 +268,10 @@ public final class ApiRoutes {
   }
 
   private void listDocuments(RoutingContext ctx) {
-    documentStore.list(tenant(ctx))
-        .onSuccess(documents -> replyJson(ctx, 200, WireFormat.documents(documents)))
+    Integer limit = Requests.limit(ctx.request().getParam("limit"), null, DOCUMENTS_PAGE_MAX);
+    DocumentStore.ListPosition after = Requests.documentsCursor(ctx.request().getParam("cursor"));
+    documentStore.page(tenant(ctx), after, limit)
+        .onSuccess(page -> replyJson(ctx, 200, WireFormat.documents(page)))
         .onFailure(ctx::fail);
   }
 
@@ -360,7 +391,10 @@ public final class ApiRoutes {
   }
 
   private ApiError toApiError(RoutingContext ctx) {
-    Throwable failure = unwrap(ctx.failure());
+    return toApiError(ctx, unwrap(ctx.failure()));
+  }
+
+  private ApiError toApiError(RoutingContext ctx, Throwable failure) {
     int status = ctx.statusCode();
     return switch (failure) {
       case ApiError e -> e;

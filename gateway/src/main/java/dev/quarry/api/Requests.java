@@ -3,6 +3,7 @@ package dev.quarry.api;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ops.Config;
 import dev.quarry.search.SearchRequest;
+import dev.quarry.store.DocumentStore;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
@@ -35,6 +36,37 @@ final class Requests {
       throw ApiError.badRequest("invalid_id", what + " '" + shown + "' is not a UUID");
     }
     return UUID.fromString(raw);
+  }
+
+  /**
+   * The query parameter {@code limit}: {@code absent} when it is not given, else an integer within
+   * [1, max].
+   */
+  static Integer limit(String raw, Integer absent, int max) {
+    if (raw == null) {
+      return absent;
+    }
+    int limit;
+    try {
+      limit = Integer.parseInt(raw.strip());
+    } catch (NumberFormatException e) {
+      String shown = raw.length() > 40 ? raw.substring(0, 40) + "…" : raw;
+      throw ApiError.badRequest("invalid_limit", "query parameter 'limit' must be an integer, got '" + shown + "'");
+    }
+    if (limit < 1 || limit > max) {
+      throw ApiError.badRequest("invalid_limit", "query parameter 'limit' must be between 1 and " + max
+          + ", got " + limit);
+    }
+    return limit;
+  }
+
+  /** The query parameter {@code cursor} of GET /v1/documents: null when absent. */
+  static DocumentStore.ListPosition documentsCursor(String raw) {
+    if (raw == null) {
+      return null;
+    }
+    return WireFormat.position(raw).orElseThrow(() -> ApiError.badRequest("invalid_cursor",
+        "query parameter 'cursor' is not a next_cursor that GET /v1/documents returned"));
   }
 
   static JsonObject jsonObject(Buffer body) {

@@ -2,11 +2,18 @@ package dev.quarry.api;
 
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.search.SearchHit;
+import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentSummary;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.UUID;
 
 /** The JSON shapes of the API: snake_case keys, in the order CONTRACT.md lists them. */
 final class WireFormat {
@@ -26,10 +33,43 @@ final class WireFormat {
         .put("updated_at", d.updatedAt().toString());
   }
 
-  static JsonObject documents(List<DocumentSummary> documents) {
+  /** A page of GET /v1/documents; {@code next_cursor} is null at the listing's end. */
+  static JsonObject documents(DocumentStore.Page page) {
     JsonArray array = new JsonArray();
-    documents.forEach(d -> array.add(document(d)));
-    return new JsonObject().put("documents", array);
+    page.documents().forEach(d -> array.add(document(d)));
+    return new JsonObject().put("documents", array)
+        .put("next_cursor", page.next() == null ? null : cursor(page.next()));
+  }
+
+  private static final String CURSOR_PREFIX = "d1:";
+
+  /** Opaque to clients: the position's instant (to the nanosecond) and id, base64url. */
+  static String cursor(DocumentStore.ListPosition position) {
+    Instant at = position.createdAt().toInstant();
+    String plain = CURSOR_PREFIX + at.getEpochSecond() + ":" + at.getNano() + ":" + position.id();
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(plain.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The position a {@link #cursor} names, or empty when the text is not one. */
+  static Optional<DocumentStore.ListPosition> position(String cursor) {
+    try {
+      String plain = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+      if (!plain.startsWith(CURSOR_PREFIX)) {
+        return Optional.empty();
+      }
+      String[] parts = plain.substring(CURSOR_PREFIX.length()).split(":", -1);
+      if (parts.length != 3) {
+        return Optional.empty();
+      }
+      Instant at = Instant.ofEpochSecond(Long.parseLong(parts[0]), Long.parseLong(parts[1]));
+      UUID id = UUID.fromString(parts[2]);
+      if (!id.toString().equals(parts[2])) {
+        return Optional.empty();
+      }
+      return Optional.of(new DocumentStore.ListPosition(at.atOffset(ZoneOffset.UTC), id));
+    } catch (IllegalArgumentException | java.time.DateTimeException | ArithmeticException e) {
+      return Optional.empty();
+    }
   }
 
   static JsonObject ingested(IngestResult r) {

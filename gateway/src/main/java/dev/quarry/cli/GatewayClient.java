@@ -88,20 +88,27 @@ final class GatewayClient {
     } catch (IOException e) {
       throw new CliFailure("cannot encode the request: " + e.getMessage());
     }
+    eventStream(request, events);
+  }
+
+  /** Sends the request and hands each server-sent event (name, JSON data) to {@code events}. */
+  private void eventStream(HttpRequest request, java.util.function.BiConsumer<String, JsonNode> events) {
     try {
       var response = http.send(request, BodyHandlers.ofLines());
-      if (response.statusCode() >= 400) {
-        throw GatewayError.from(new Reply(response.statusCode(),
-            String.join("\n", (Iterable<String>) response.body()::iterator)));
-      }
-      String event = "message";
-      for (String line : (Iterable<String>) response.body()::iterator) {
-        if (line.startsWith("event:")) {
-          event = line.substring(6).trim();
-        } else if (line.startsWith("data:")) {
-          events.accept(event, JSON.readTree(line.substring(5).trim()));
-        } else if (line.isEmpty()) {
-          event = "message";
+      // Closed on every path, also when a handler throws before the stream's end.
+      try (java.util.stream.Stream<String> lines = response.body()) {
+        if (response.statusCode() >= 400) {
+          throw GatewayError.from(new Reply(response.statusCode(), String.join("\n", (Iterable<String>) lines::iterator)));
+        }
+        String event = "message";
+        for (String line : (Iterable<String>) lines::iterator) {
+          if (line.startsWith("event:")) {
+            event = line.substring(6).trim();
+          } else if (line.startsWith("data:")) {
+            events.accept(event, JSON.readTree(line.substring(5).trim()));
+          } else if (line.isEmpty()) {
+            event = "message";
+          }
         }
       }
     } catch (IOException e) {
@@ -121,6 +128,31 @@ final class GatewayClient {
 
   /** Uploads one file as multipart field {@code file}, streamed from disk, with its uri. */
   JsonNode upload(Path file, String uri) throws IOException {
+    return send(multipart(file, uri).build()).json();
+  }
+
+  /**
+   * As {@link #upload(Path, String)}, handing the gateway's progress events ({@code converted},
+   * {@code embedded}) to {@code progress} as they come; returns the stored document, as
+   * {@link #upload(Path, String)} does.
+   */
+  JsonNode upload(Path file, String uri, java.util.function.BiConsumer<String, JsonNode> progress)
+      throws IOException {
+    JsonNode[] result = new JsonNode[1];
+    eventStream(multipart(file, uri).header("Accept", "text/event-stream").build(), (event, data) -> {
+      switch (event) {
+        case "result" -> result[0] = data;
+        case "error" -> throw GatewayError.from(data.path("error"), 0);
+        default -> progress.accept(event, data);
+      }
+    });
+    if (result[0] == null) {
+      throw new CliFailure("the gateway's answer to the upload of " + file + " ended before its result");
+    }
+    return result[0];
+  }
+
+  private HttpRequest.Builder multipart(Path file, String uri) throws IOException {
     String boundary = "quarry-" + UUID.randomUUID();
     String fileName = file.getFileName().toString();
     String head = "--" + boundary + "\r\n"
@@ -133,10 +165,9 @@ final class GatewayClient {
         BodyPublishers.ofString(head, StandardCharsets.UTF_8),
         BodyPublishers.ofFile(file),
         BodyPublishers.ofString(tail, StandardCharsets.UTF_8));
-    return send(request("/v1/documents")
+    return request("/v1/documents")
         .header("Content-Type", "multipart/form-data; boundary=" + boundary)
-        .POST(body)
-        .build()).json();
+        .POST(body);
   }
 
   static String encode(String segment) {
@@ -210,13 +241,17 @@ final class GatewayClient {
       try {
         JsonNode error = JSON.readTree(reply.body()).path("error");
         if (error.isObject()) {
-          return new GatewayError(reply.status(), error.path("code").asText("http_" + reply.status()),
-              error.path("message").asText(""));
+          return from(error, reply.status());
         }
       } catch (IOException notJson) {
         // fall through: report the status alone
       }
       return new GatewayError(reply.status(), "http_" + reply.status(), "the gateway answered " + reply.status());
+    }
+
+    /** From an error body's {@code error} object; status 0 when it came in an event stream. */
+    static GatewayError from(JsonNode error, int status) {
+      return new GatewayError(status, error.path("code").asText("http_" + status), error.path("message").asText(""));
     }
 
     int status() {

@@ -32,6 +32,8 @@ final class IngestCommand implements Callable<Integer> {
   /** Two uploads in flight keep the gateway's converter busy without queueing behind one big file. */
   private static final int PARALLEL_UPLOADS = 2;
   private static final int PROGRESS_BAR_FROM = 4;
+  /** A file this big gets a progress bar of its own: the model may take minutes over it. */
+  private static final long BIG_FILE_BYTES = 1 << 20;
 
   @Mixin ClientOptions options;
   @Spec CommandSpec spec;
@@ -122,11 +124,11 @@ final class IngestCommand implements Callable<Integer> {
   private List<Outcome> upload(GatewayClient client, List<Source> sources, PrintWriter err)
       throws InterruptedException {
     ExecutorService uploads = Executors.newFixedThreadPool(PARALLEL_UPLOADS);
-    try (ProgressBar bar = progressBar(sources.size())) {
+    try (ProgressBar bar = progressBar(sources)) {
       List<Future<Outcome>> pending = new ArrayList<>();
       for (Source source : sources) {
         pending.add(uploads.submit(() -> {
-          Outcome outcome = uploadOne(client, source);
+          Outcome outcome = uploadOne(client, source, bar);
           if (bar != null) {
             bar.step();
           }
@@ -147,9 +149,15 @@ final class IngestCommand implements Callable<Integer> {
     }
   }
 
-  private static Outcome uploadOne(GatewayClient client, Source source) {
+  private static Outcome uploadOne(GatewayClient client, Source source, ProgressBar bar) {
     try {
-      return new Ingested(source, client.upload(source.file(), source.uri()));
+      // The gateway's progress events name the file's chunks as the model gets through them.
+      return new Ingested(source, client.upload(source.file(), source.uri(), (event, data) -> {
+        if (bar != null && event.equals("embedded")) {
+          bar.setExtraMessage(source.file().getFileName() + ": " + data.path("chunks_embedded").asInt()
+              + "/" + data.path("chunk_count").asInt() + " chunks");
+        }
+      }));
     } catch (GatewayError e) {
       return new Failed(source, e.code() + ": " + e.getMessage());
     } catch (GatewayUnreachable | CliFailure e) {
@@ -159,17 +167,28 @@ final class IngestCommand implements Callable<Integer> {
     }
   }
 
-  private ProgressBar progressBar(int files) {
+  private ProgressBar progressBar(List<Source> sources) {
     // A bar redrawn with carriage returns is noise in a log or a pipe: draw it on terminals only.
-    if (noProgress || files < PROGRESS_BAR_FROM || !onTerminal()) {
+    boolean worthIt = sources.size() >= PROGRESS_BAR_FROM || sources.stream().anyMatch(IngestCommand::big);
+    if (noProgress || !worthIt || !onTerminal()) {
       return null;
     }
     return new ProgressBarBuilder()
         .setTaskName("Ingesting")
-        .setInitialMax(files)
+        .setInitialMax(sources.size())
         .setUnit(" files", 1)
+        // Redrawn while a file's chunks are embedded too, not only when a file is done.
+        .continuousUpdate()
         .setConsumer(new ConsoleProgressBarConsumer(System.err))
         .build();
+  }
+
+  private static boolean big(Source source) {
+    try {
+      return Files.size(source.file()) >= BIG_FILE_BYTES;
+    } catch (IOException e) {
+      return false; // its upload will say what is wrong with it
+    }
   }
 
   /**

@@ -76,8 +76,18 @@ public final class IngestService {
    * ingests cannot overshoot it together.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit) {
+    return ingest(tenantId, request, storedBytesLimit, IngestProgress.NONE);
+  }
+
+  /**
+   * As {@link #ingest(UUID, IngestRequest, long)}, reporting to {@code progress} once the document is
+   * converted and after each batch of chunks the model embeds. A document whose bytes are already
+   * stored reports nothing.
+   */
+  public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
+      IngestProgress progress) {
     long started = System.nanoTime();
-    return ingestUnmeasured(tenantId, request, storedBytesLimit).andThen(done -> {
+    return ingestUnmeasured(tenantId, request, storedBytesLimit, progress).andThen(done -> {
       long nanos = System.nanoTime() - started;
       if (done.succeeded()) {
         IngestResult r = done.result();
@@ -90,7 +100,8 @@ public final class IngestService {
     });
   }
 
-  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request, long storedBytesLimit) {
+  private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request, long storedBytesLimit,
+      IngestProgress progress) {
     String fileName = fileName(request);
     String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
     byte[] bytes = request.bytes();
@@ -102,9 +113,9 @@ public final class IngestService {
                 conn -> conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash())))
             .compose(rows -> rows.size() > 0
                 ? Future.succeededFuture(unchanged(rows.iterator().next()))
-                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit)
-                    .compose(prepared -> write(prepared, 1))
-                    .compose(result -> syncQuietly(tenantId, result))));
+                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress)
+                    .compose(prepared -> write(prepared, 1)
+                        .compose(written -> syncQuietly(prepared, written)))));
   }
 
   private record Sniffed(SourceType type, String hash) {}
@@ -117,7 +128,7 @@ public final class IngestService {
 
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
-      long storedBytesLimit) {
+      long storedBytesLimit, IngestProgress progress) {
     return vertx.executeBlocking(() -> {
       long t0 = System.nanoTime();
       ConvertedDocument doc = converters.converter(sniffed.type()).convert(fileName, request.bytes());
@@ -127,7 +138,8 @@ public final class IngestService {
       long tToc = System.nanoTime();
       List<Chunk> chunks = Chunker.chunk(items, toc);
       long t1 = System.nanoTime();
-      List<String> vectors = embed(chunks);
+      progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
+      List<String> vectors = embed(chunks, progress);
       long t2 = System.nanoTime();
       stages.add(Stage.CONVERT, tConverted - t0);
       stages.add(Stage.TOC, tToc - tConverted);
@@ -141,7 +153,7 @@ public final class IngestService {
     }, false);
   }
 
-  private List<String> embed(List<Chunk> chunks) {
+  private List<String> embed(List<Chunk> chunks, IngestProgress progress) {
     List<String> vectors = new ArrayList<>(chunks.size());
     for (int i = 0; i < chunks.size(); i += EMBED_BATCH) {
       List<String> texts = new ArrayList<>();
@@ -156,6 +168,7 @@ public final class IngestService {
       for (float[] v : out) {
         vectors.add(vectorLiteral(v));
       }
+      progress.embedded(vectors.size(), chunks.size());
     }
     return vectors;
   }
@@ -179,10 +192,13 @@ public final class IngestService {
     }
   }
 
-  private Future<IngestResult> write(Prepared p, int attempt) {
+  /** What the transaction did and, when it created or replaced the document, the row it wrote. */
+  private record Written(IngestResult result, Row document) {}
+
+  private Future<Written> write(Prepared p, int attempt) {
     long t0 = System.nanoTime();
     return Database.inTenant(pool, p.tenantId(), conn -> writeIn(conn, p))
-        .onSuccess(r -> stages.add(Stage.TRANSACTION, System.nanoTime() - t0))
+        .onSuccess(w -> stages.add(Stage.TRANSACTION, System.nanoTime() - t0))
         .recover(err -> {
           boolean race = err instanceof LostRace
               || (err instanceof PgException pg && "23505".equals(pg.getSqlState()));
@@ -193,11 +209,11 @@ public final class IngestService {
         });
   }
 
-  private Future<IngestResult> writeIn(SqlConnection conn, Prepared p) {
+  private Future<Written> writeIn(SqlConnection conn, Prepared p) {
     return conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(p.tenantId(), p.hash()))
         .compose(byHash -> {
           if (byHash.size() > 0) {
-            return Future.succeededFuture(unchanged(byHash.iterator().next()));
+            return Future.succeededFuture(new Written(unchanged(byHash.iterator().next()), null));
           }
           return checkStoredBytes(conn, p)
               .compose(v -> conn.preparedQuery(Sql.FIND_BY_URI_FOR_UPDATE).execute(Tuple.of(p.tenantId(), p.uri())))
@@ -225,7 +241,7 @@ public final class IngestService {
         });
   }
 
-  private Future<IngestResult> insert(SqlConnection conn, Prepared p, UUID id) {
+  private Future<Written> insert(SqlConnection conn, Prepared p, UUID id) {
     Tuple doc = Tuple.of(id, p.tenantId(), p.title(), p.uri(), p.type().wireName(), p.hash())
         .addLong(p.byteSize())
         .addString(p.content())
@@ -233,12 +249,12 @@ public final class IngestService {
         .addInteger(p.items().size())
         .addInteger(p.chunks().size());
     return conn.preparedQuery(Sql.INSERT_DOCUMENT).execute(doc)
-        .compose(rows -> rows.size() == 0 ? Future.<Void>failedFuture(new LostRace()) : Future.<Void>succeededFuture())
-        .compose(v -> insertItemsAndChunks(conn, p, id))
-        .map(v -> result(id, IngestResult.Status.CREATED, p));
+        .compose(rows -> rows.size() == 0 ? Future.<Row>failedFuture(new LostRace())
+            : insertItemsAndChunks(conn, p, id).map(v -> rows.iterator().next()))
+        .map(row -> new Written(result(id, IngestResult.Status.CREATED, p), row));
   }
 
-  private Future<IngestResult> replace(SqlConnection conn, Prepared p, UUID id) {
+  private Future<Written> replace(SqlConnection conn, Prepared p, UUID id) {
     Tuple doc = Tuple.of(p.tenantId(), id, p.title(), p.type().wireName(), p.hash())
         .addLong(p.byteSize())
         .addString(p.content())
@@ -247,10 +263,10 @@ public final class IngestService {
         .addInteger(p.chunks().size());
     Tuple key = Tuple.of(p.tenantId(), id);
     return conn.preparedQuery(Sql.REPLACE_DOCUMENT).execute(doc)
-        .compose(v -> conn.preparedQuery(Sql.DELETE_CHUNKS).execute(key))
-        .compose(v -> conn.preparedQuery(Sql.DELETE_ITEMS).execute(key))
-        .compose(v -> insertItemsAndChunks(conn, p, id))
-        .map(v -> result(id, IngestResult.Status.REPLACED, p));
+        .compose(replaced -> conn.preparedQuery(Sql.DELETE_CHUNKS).execute(key)
+            .compose(v -> conn.preparedQuery(Sql.DELETE_ITEMS).execute(key))
+            .compose(v -> insertItemsAndChunks(conn, p, id))
+            .map(v -> new Written(result(id, IngestResult.Status.REPLACED, p), replaced.iterator().next())));
   }
 
   private Future<Void> insertItemsAndChunks(SqlConnection conn, Prepared p, UUID id) {
@@ -293,13 +309,18 @@ public final class IngestService {
         });
   }
 
-  /** The /documents cache follows the database; it can always be rebuilt, so a failure only logs. */
-  private Future<IngestResult> syncQuietly(UUID tenant, IngestResult result) {
-    if (documentsFs == null || result.status() == IngestResult.Status.UNCHANGED) {
+  /**
+   * The /documents cache follows the database; it can always be rebuilt, so a failure only logs. The
+   * files are written from what the transaction wrote, not read back.
+   */
+  private Future<IngestResult> syncQuietly(Prepared p, Written written) {
+    IngestResult result = written.result();
+    UUID tenant = p.tenantId();
+    if (documentsFs == null || written.document() == null) {
       return Future.succeededFuture(result);
     }
     long t0 = System.nanoTime();
-    return documentsFs.sync(tenant, result.documentId())
+    return documentsFs.written(tenant, written.document(), p.content(), p.items())
         .onComplete(x -> stages.add(Stage.SYNC, System.nanoTime() - t0))
         .<IngestResult>map(path -> result)
         .otherwise(err -> {

@@ -7,6 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -46,6 +47,39 @@ public final class DocumentStore {
       rows.forEach(r -> out.add(summary(r)));
       return out;
     });
+  }
+
+  /**
+   * A place in the listing's order (oldest first, then by id), just after a document that was
+   * listed. It stays valid when that document is deleted.
+   */
+  public record ListPosition(OffsetDateTime createdAt, UUID id) {}
+
+  /** Some of the listing, and where the next page starts (null when this is its end). */
+  public record Page(List<DocumentSummary> documents, ListPosition next) {}
+
+  /**
+   * Up to {@code limit} of the tenant's documents (all of them when null) after {@code after} (from
+   * the first when null), in the order of {@link #list}. Keyset paging: documents added or deleted
+   * meanwhile never make a page repeat or skip one that was there all along.
+   */
+  public Future<Page> page(UUID tenantId, ListPosition after, Integer limit) {
+    // One row more than asked tells whether another page follows.
+    Integer fetch = limit == null ? null : limit + 1;
+    return Database.inTenant(pool, tenantId, conn -> after == null
+            ? conn.preparedQuery(Sql.LIST_DOCUMENTS_FIRST).execute(Tuple.of(tenantId, fetch))
+            : conn.preparedQuery(Sql.LIST_DOCUMENTS_AFTER)
+                .execute(Tuple.of(tenantId, after.createdAt(), after.id(), fetch)))
+        .map(rows -> {
+          List<DocumentSummary> out = new ArrayList<>(rows.size());
+          rows.forEach(r -> out.add(summary(r)));
+          if (limit == null || out.size() <= limit) {
+            return new Page(out, null);
+          }
+          List<DocumentSummary> page = out.subList(0, limit);
+          DocumentSummary last = page.get(limit - 1);
+          return new Page(List.copyOf(page), new ListPosition(last.createdAt(), last.id()));
+        });
   }
 
   public Future<Optional<DocumentSummary>> get(UUID tenantId, UUID documentId) {

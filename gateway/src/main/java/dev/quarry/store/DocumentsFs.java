@@ -74,16 +74,30 @@ public final class DocumentsFs {
     }
   }
 
+  /** The columns an ingest's INSERT or UPDATE of a document returns, for {@link #written}. */
+  public static final String WRITTEN_COLUMNS = "id, title, uri, created_at, version, content_hash, toc";
+
   /**
-   * Writes one document that was just created or replaced, without listing the tenant's others: an
-   * ingest changes only its own document, and checking every other one's files per ingest grows with
-   * the corpus. Ordered with the tenant's other syncs.
+   * Writes the files of a document an ingest has just committed, from what the ingest wrote: the
+   * document row its INSERT or UPDATE returned ({@link #WRITTEN_COLUMNS}), the content and the items.
+   * Nothing is read back from the database, and no other document is looked at. Ordered with the
+   * tenant's other syncs. The files are byte for byte those {@link #sync(UUID)} would write.
+   *
+   * <p>Should the document be deleted or replaced again between the commit and this write, the files
+   * are stale until the next full {@link #sync(UUID)}, which every delete and every sandbox start
+   * runs: it removes them or, seeing the version marker differ from the database's, rewrites them.
    */
-  public Future<Path> sync(UUID tenantId, UUID documentId) {
+  public Future<Path> written(UUID tenantId, Row document, String content, List<DocItem> items) {
+    UUID documentId = document.getUUID("id");
+    String metadata = metadata(document);
+    String toc = document.getJsonObject("toc").encode();
+    String marker = marker(document);
     synchronized (lastSync) {
       Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
-      Future<Path> next = previous.transform(ignored -> materialise(tenantId, documentId)
-          .map(v -> tenantDir(tenantId)));
+      Future<Path> next = previous.transform(ignored -> vertx.executeBlocking(() -> {
+        write(tenantId, documentId, new Rendered(metadata, content, itemsJsonl(items), toc, marker));
+        return tenantDir(tenantId);
+      }, false));
       lastSync.put(tenantId, next);
       return next;
     }

@@ -13,6 +13,15 @@ public final class Sql {
   public static final String LIST_DOCUMENTS = "SELECT " + SUMMARY_COLUMNS
       + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id";
 
+  /** The first page of the listing; a null limit is no limit. */
+  public static final String LIST_DOCUMENTS_FIRST = "SELECT " + SUMMARY_COLUMNS
+      + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id LIMIT $2";
+
+  /** The page after a position of the listing (created_at, id); a null limit is no limit. */
+  public static final String LIST_DOCUMENTS_AFTER = "SELECT " + SUMMARY_COLUMNS
+      + " FROM documents WHERE tenant_id = $1 AND (created_at, id) > ($2, $3)"
+      + " ORDER BY created_at, id LIMIT $4";
+
   public static final String GET_DOCUMENT = "SELECT " + SUMMARY_COLUMNS
       + " FROM documents WHERE tenant_id = $1 AND id = $2";
 
@@ -62,12 +71,13 @@ public final class Sql {
    */
   public static final String INSERT_DOCUMENT = "INSERT INTO documents (id, tenant_id, title, uri,"
       + " source_type, content_hash, byte_size, content, toc, item_count, chunk_count)"
-      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING id";
+      + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING "
+      + DocumentsFs.WRITTEN_COLUMNS;
 
   public static final String REPLACE_DOCUMENT = "UPDATE documents SET title = $3, source_type = $4,"
       + " content_hash = $5, byte_size = $6, content = $7, toc = $8, item_count = $9,"
       + " chunk_count = $10, version = version + 1, updated_at = now()"
-      + " WHERE tenant_id = $1 AND id = $2";
+      + " WHERE tenant_id = $1 AND id = $2 RETURNING " + DocumentsFs.WRITTEN_COLUMNS;
 
   public static final String DELETE_CHUNKS =
       "DELETE FROM chunks WHERE tenant_id = $1 AND document_id = $2";

@@ -10,9 +10,8 @@ import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.multipart.MultipartForm;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -23,17 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("The HTTP API, on bad input")
 class ApiBadInputTest {
-  private TestGateway gateway;
-
-  @BeforeAll
-  void start() throws Exception {
-    gateway = TestGateway.start();
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gateway.close();
-  }
+  @AutoClose
+  private final TestGateway gateway = TestGateway.started();
 
   @AfterEach
   void nothingStored() {

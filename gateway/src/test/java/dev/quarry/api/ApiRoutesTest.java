@@ -15,8 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -24,17 +23,8 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("The HTTP API, on success")
 class ApiRoutesTest {
-  private TestGateway gateway;
-
-  @BeforeAll
-  void start() throws Exception {
-    gateway = TestGateway.start();
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gateway.close();
-  }
+  @AutoClose
+  private final TestGateway gateway = TestGateway.started();
 
   static String markdown(String topic) {
     return "# " + topic + "\n\nThe " + topic + " crossing leaves Port Halvard at dawn.\n\n"

@@ -12,8 +12,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -21,17 +20,8 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("Tenants and API keys, through /v1/admin/ and Authorization: Bearer")
 class TenantAdminTest {
-  private TestGateway gateway;
-
-  @BeforeAll
-  void start() throws Exception {
-    gateway = TestGateway.start();
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gateway.close();
-  }
+  @AutoClose
+  private final TestGateway gateway = TestGateway.started();
 
   private static JsonObject doc(String uri) {
     return new JsonObject().put("uri", uri).put("content", "# " + uri + "\n\nSome text about " + uri + ".\n")

@@ -60,6 +60,15 @@ public final class TestGateway implements AutoCloseable {
     return start(config -> config, null);
   }
 
+  /** As {@link #start()}, for a field initialiser: {@code @AutoClose final TestGateway gateway = TestGateway.started();}. */
+  public static TestGateway started() {
+    try {
+      return start();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   /** With settings changed from the test defaults (quotas, say). */
   public static TestGateway start(UnaryOperator<Config> adjust) throws IOException {
     return start(adjust, null);

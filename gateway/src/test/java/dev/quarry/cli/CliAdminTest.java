@@ -3,8 +3,7 @@ package dev.quarry.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.api.TestGateway;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -12,17 +11,8 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("quarry admin: tenants and keys from the command line")
 class CliAdminTest {
-  private TestGateway gateway;
-
-  @BeforeAll
-  void start() throws Exception {
-    gateway = TestGateway.start();
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gateway.close();
-  }
+  @AutoClose
+  private final TestGateway gateway = TestGateway.started();
 
   private CliRun admin(String... args) {
     String[] all = new String[args.length + 4];

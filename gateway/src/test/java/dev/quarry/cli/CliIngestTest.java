@@ -11,8 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -23,17 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("quarry ingest")
 class CliIngestTest {
-  private TestGateway gateway;
-
-  @BeforeAll
-  void start() throws Exception {
-    gateway = TestGateway.start();
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    gateway.close();
-  }
+  @AutoClose
+  private final TestGateway gateway = TestGateway.started();
 
   static Stream<BadInput> badFiles() throws Exception {
     return BadInputs.all().stream();
@@ -118,5 +108,43 @@ class CliIngestTest {
     assertThat(run.exitCode()).isEqualTo(Main.UNREACHABLE);
     assertThat(run.err().lines().toList()).singleElement().satisfies(line -> assertThat(line)
         .contains("isn't running at http://localhost:" + port).contains("./quarry serve"));
+  }
+
+  @Test
+  @DisplayName("the CLI's upload hands on the gateway's progress, then returns the stored document;"
+      + " an error event after conversion is thrown like an error status")
+  void uploadWithProgress(@TempDir Path dir) throws IOException {
+    StringBuilder md = new StringBuilder("# Dredging log\n\n");
+    for (int i = 1; i <= 45; i++) {
+      md.append("## Day ").append(i).append("\n\n")
+          .append(("On day " + i + " the dredger cleared the channel by the north mole. ").repeat(20)).append("\n\n");
+    }
+    Path file = Files.writeString(dir.resolve("dredging.md"), md);
+    GatewayClient client = new GatewayClient(gateway.url(), gateway.createTenant("cli-progress").apiKey());
+    java.util.List<String> events = new java.util.ArrayList<>();
+    java.util.List<Integer> embedded = new java.util.ArrayList<>();
+    var result = client.upload(file, "logs/dredging.md", (event, data) -> {
+      events.add(event);
+      if (event.equals("embedded")) {
+        embedded.add(data.path("chunks_embedded").asInt());
+      }
+    });
+    int chunks = result.path("chunk_count").asInt();
+    assertThat(result.path("status").asText()).isEqualTo("created");
+    assertThat(chunks).isGreaterThan(32);
+    assertThat(events.get(0)).isEqualTo("converted");
+    assertThat(events.subList(1, events.size())).containsOnly("embedded");
+    assertThat(embedded).isSorted().last().isEqualTo(chunks);
+
+    var quotas = gateway.createTenant("cli-progress-quota");
+    assertThat(gateway.admin().put("/v1/admin/tenants/" + quotas.id() + "/quotas")
+        .sendJsonObject(new io.vertx.core.json.JsonObject().put("stored_bytes", 1000)).await().statusCode())
+        .isEqualTo(200);
+    GatewayClient limited = new GatewayClient(gateway.url(), quotas.apiKey());
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> limited.upload(file, "logs/dredging.md", (e, d) -> {})))
+        .isInstanceOfSatisfying(GatewayClient.GatewayError.class, e -> {
+          assertThat(e.code()).isEqualTo("quota_exceeded");
+          assertThat(e.getMessage()).contains("1000");
+        });
   }
 }

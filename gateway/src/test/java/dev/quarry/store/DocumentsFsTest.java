@@ -92,30 +92,63 @@ class DocumentsFsTest {
     return out;
   }
 
+  private static Map<String, String> files(Path dir) throws Exception {
+    Map<String, String> out = new HashMap<>();
+    for (String f : DocumentsFs.FILES) {
+      out.put(f, Files.readString(dir.resolve(f)));
+    }
+    return out;
+  }
+
   @Test
-  @DisplayName("a one-document sync writes that document whole and leaves the others' files alone")
-  void oneDocumentSync() throws Exception {
+  @DisplayName("an ingest writes its document's files from what it stored, byte for byte what a"
+      + " rebuild from the database writes, and leaves the others' files alone")
+  void ingestWritesItsDocument() throws Exception {
     UUID tenant = newTenant(db);
-    IngestResult first = add(tenant, "first.md", MARKDOWN);
-    await(fs.sync(tenant));
+    IngestService writing = new IngestService(vertx, pool, embedder(), fs, db.config());
+    IngestResult first = await(writing.ingest(tenant, new IngestRequest("first.md", "uri:first.md",
+        null, null, MARKDOWN.getBytes(StandardCharsets.UTF_8))));
     Path firstDir = fs.tenantDir(tenant).resolve(first.documentId().toString());
     Map<Path, FileTime> before = mtimes(firstDir);
-    IngestResult second = add(tenant, "second.md", MARKDOWN + "\nAlso oil the springs.\n");
+    String text = MARKDOWN + "\nAlso oil the springs twice a year (\u00e9t\u00e9, \ud83d\udd27).\n";
+    IngestResult second = await(writing.ingest(tenant, new IngestRequest("second.md", "uri:second.md",
+        "Second handbook", null, text.getBytes(StandardCharsets.UTF_8))));
+    Path dir = fs.tenantDir(tenant).resolve(second.documentId().toString());
 
-    Path tenantDir = await(fs.sync(tenant, second.documentId()));
-
-    Path dir = tenantDir.resolve(second.documentId().toString());
     try (Stream<Path> files = Files.list(dir)) {
       assertThat(files.map(p -> p.getFileName().toString()).toList())
           .containsExactlyInAnyOrder("metadata.json", "content.txt", "items.jsonl", "toc.json");
     }
-    assertThat(Files.readString(dir.resolve("content.txt"))).endsWith("Also oil the springs.");
+    assertThat(Files.readString(dir.resolve("content.txt"))).contains("Also oil the springs");
     assertThat(Files.readAllLines(dir.resolve("items.jsonl"))).hasSize(second.itemCount());
     assertThat(mtimes(firstDir)).isEqualTo(before);
-    // The full sync afterwards finds the document up to date (its marker was recorded).
+    Map<String, String> fromIngest = files(dir);
+    // The full sync afterwards finds the document up to date (its marker was recorded) ...
     Map<Path, FileTime> written = mtimes(dir);
     await(fs.sync(tenant));
     assertThat(mtimes(dir)).isEqualTo(written);
+    // ... and rebuilt from the database, the files are the same bytes.
+    deleteTree(fs.tenantDir(tenant));
+    await(fs.sync(tenant));
+    assertThat(files(dir)).isEqualTo(fromIngest);
+
+    // A replacement too: its new version and title, as a rebuild writes them.
+    await(writing.ingest(tenant, new IngestRequest("second.md", "uri:second.md", "Revised",
+        null, (text + "\nAnd the locks.\n").getBytes(StandardCharsets.UTF_8))));
+    Map<String, String> replaced = files(dir);
+    assertThat(replaced.get("content.txt")).endsWith("And the locks.");
+    assertThat(new JsonObject(replaced.get("metadata.json")).getString("title")).isEqualTo("Revised");
+    deleteTree(fs.tenantDir(tenant));
+    await(fs.sync(tenant));
+    assertThat(files(dir)).isEqualTo(replaced);
+  }
+
+  private static void deleteTree(Path dir) throws Exception {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
   }
 
   @Test
@@ -222,11 +255,7 @@ class DocumentsFsTest {
     Path dir = await(fs.sync(tenant));
     Map<Path, String> before = contents(dir);
 
-    try (Stream<Path> walk = Files.walk(root)) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
+    deleteTree(root);
     await(fs.sync(tenant));
 
     assertThat(contents(dir)).isEqualTo(before).hasSize(8);

@@ -1,0 +1,69 @@
+package dev.quarry.api;
+
+import dev.quarry.ingest.IngestProgress;
+import io.vertx.core.Context;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * {@code POST /v1/documents} as server-sent events: {@code converted}, {@code embedded} after each
+ * batch of chunks, then {@code result} (the body a plain upload answers) or {@code error} (the error
+ * body). The stream opens with the first progress, so an input the converters reject, or a quota it
+ * breaks, still gets its own 4xx; only what fails after conversion (the model, the database, the
+ * tenant's stored-bytes quota) comes as an {@code error} event.
+ */
+final class IngestEvents implements IngestProgress {
+  private final HttpServerResponse response;
+  private final Context context;
+  private long seq;
+
+  IngestEvents(HttpServerResponse response, Context context) {
+    this.response = response;
+    this.context = context;
+  }
+
+  @Override
+  public void converted(String sourceType, int items, int chunks) {
+    context.runOnContext(v -> send("converted", new JsonObject()
+        .put("source_type", sourceType).put("item_count", items).put("chunk_count", chunks)));
+  }
+
+  @Override
+  public void embedded(int done, int total) {
+    context.runOnContext(v -> send("embedded", new JsonObject()
+        .put("chunks_embedded", done).put("chunk_count", total)));
+  }
+
+  /** The last event: the document as stored. On the event loop. */
+  void result(JsonObject ingested) {
+    send("result", ingested);
+    if (!response.ended() && !response.closed()) {
+      response.end();
+    }
+  }
+
+  /** The last event, in place of the result, once the stream is open. On the event loop. */
+  void error(ApiError error) {
+    send("error", WireFormat.error(error));
+    if (!response.ended() && !response.closed()) {
+      response.end();
+    }
+  }
+
+  boolean started() {
+    return response.headWritten();
+  }
+
+  private void send(String type, JsonObject data) {
+    if (response.ended() || response.closed()) {
+      return; // the client went away: the ingest itself goes on, as a plain upload's would
+    }
+    if (!response.headWritten()) {
+      response.setStatusCode(200).setChunked(true)
+          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
+    }
+    response.write("id: " + (++seq) + "\nevent: " + type + "\ndata: " + data.encode() + "\n\n");
+  }
+}
