@@ -36,6 +36,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -111,6 +112,7 @@ public final class ApiRoutes {
 
   public Router router() {
     Router router = Router.router(vertx);
+    router.route().handler(ApiRoutes::requestId);
     router.route().handler(this::resolveTenant);
     router.post("/v1/documents").handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
     router.get("/v1/documents").handler(this::listDocuments);
@@ -129,6 +131,23 @@ public final class ApiRoutes {
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
     return router;
+  }
+
+  static final String REQUEST_ID = "X-Request-Id";
+  private static final Pattern CLIENT_REQUEST_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+
+  /**
+   * Gives every response an {@code X-Request-Id}: the client's own when it sent one that is safe to
+   * echo and log (up to 128 letters, digits and {@code ._:-}), else a new one. The gateway's log
+   * names it with any unexpected failure, so a user's report can be matched to the log.
+   */
+  private static void requestId(RoutingContext ctx) {
+    String given = ctx.request().getHeader(REQUEST_ID);
+    String id = given != null && CLIENT_REQUEST_ID.matcher(given).matches()
+        ? given : "req_" + UUID.randomUUID().toString().replace("-", "");
+    ctx.put(REQUEST_ID, id);
+    ctx.response().putHeader(REQUEST_ID, id);
+    ctx.next();
   }
 
   /**
@@ -413,8 +432,10 @@ public final class ApiRoutes {
               ? new ApiError(413, "too_large", "the form body has a field too large or too many fields")
               : ApiError.badRequest("bad_request", "the form body could not be read");
       default -> {
-        log.error("unexpected failure on {} {}", ctx.request().method(), ctx.request().path(), failure);
-        yield new ApiError(500, "internal", "internal error; the gateway log has the details");
+        log.error("unexpected failure on {} {} (request {})", ctx.request().method(), ctx.request().path(),
+            ctx.<String>get(REQUEST_ID), failure);
+        yield new ApiError(500, "internal", "internal error; the gateway log has the details, under request "
+            + ctx.<String>get(REQUEST_ID));
       }
     };
   }
@@ -441,8 +462,9 @@ public final class ApiRoutes {
         if (status >= 400 && status < 500) {
           yield new ApiError(status, "http_" + status, payload == null ? "request rejected: " + where : payload);
         }
-        log.error("unexpected status {} on {} without a cause", status, where);
-        yield new ApiError(500, "internal", "internal error; the gateway log has the details");
+        log.error("unexpected status {} on {} without a cause (request {})", status, where, ctx.<String>get(REQUEST_ID));
+        yield new ApiError(500, "internal", "internal error; the gateway log has the details, under request "
+            + ctx.<String>get(REQUEST_ID));
       }
     };
   }

@@ -148,12 +148,7 @@ public final class DocxConverter implements Converter {
     if (core != null && !core.isBlank()) {
       return core.strip();
     }
-    for (DocItem item : items) {
-      if (item.label().equals("title")) {
-        return item.text();
-      }
-    }
-    return fileName;
+    return ItemListBuilder.title(items, fileName);
   }
 
   /**

@@ -35,6 +35,11 @@ final class ItemListBuilder {
 
   /** The first title item, else the first header, else the fallback. */
   String title(String fallback) {
+    return title(items, fallback);
+  }
+
+  /** The first title item's text, else the first section header's, else {@code fallback}. */
+  static String title(List<DocItem> items, String fallback) {
     String header = null;
     for (DocItem i : items) {
       if (i.label().equals("title") && !i.text().isBlank()) {

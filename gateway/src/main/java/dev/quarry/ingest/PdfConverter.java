@@ -106,7 +106,8 @@ public final class PdfConverter implements Converter {
     if (infoTitle != null && !infoTitle.isBlank()) {
       return infoTitle.strip();
     }
-    return fileName;
+    // A page or a report without a title of its own: its first heading says more than a file name.
+    return ItemListBuilder.title(items, fileName);
   }
 
   // ---- labelling ----

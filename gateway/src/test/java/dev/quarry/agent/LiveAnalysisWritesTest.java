@@ -3,8 +3,8 @@ package dev.quarry.agent;
 import static dev.quarry.ingest.IngestFixture.newTenant;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -15,31 +15,23 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 @DisplayName("A running analysis' writes (real PostgreSQL)")
 class LiveAnalysisWritesTest {
-  private static TestDatabase db;
-  private static Vertx vertx;
-  private static Pool pool;
+  @AutoClose
+  private static final TestStack stack = TestStack.start();
+  private static final TestDatabase db = stack.db();
+  private static final Vertx vertx = stack.vertx();
+  private static final Pool pool = stack.pool();
   private static AnalysisStore store;
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     store = new AnalysisStore(pool);
-  }
-
-  @AfterAll
-  static void stop() {
-    pool.close().await();
-    vertx.close().await();
-    db.close();
   }
 
   private static LiveAnalysis analysis(UUID tenant) {

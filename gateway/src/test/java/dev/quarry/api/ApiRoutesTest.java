@@ -66,6 +66,29 @@ class ApiRoutesTest {
   }
 
   @Test
+  @DisplayName("every response carries an X-Request-Id: the client's own when it is safe to echo, else a new one")
+  void requestIds() {
+    HttpResponse<Buffer> first = get("/healthz");
+    HttpResponse<Buffer> second = get("/v1/documents");
+    assertThat(first.getHeader("X-Request-Id")).matches("req_[0-9a-f]{32}");
+    assertThat(second.getHeader("X-Request-Id")).matches("req_[0-9a-f]{32}").isNotEqualTo(first.getHeader("X-Request-Id"));
+
+    String mine = "trace-42.a:b_c";
+    HttpResponse<Buffer> missing = gateway.client().get("/v1/documents/" + UUID.randomUUID())
+        .putHeader("X-Request-Id", mine).send().await();
+    assertThat(missing.statusCode()).isEqualTo(404);
+    assertThat(missing.getHeader("X-Request-Id")).isEqualTo(mine);
+    HttpResponse<Buffer> unknownRoute = gateway.client().get("/v1/nowhere").putHeader("X-Request-Id", mine).send().await();
+    assertThat(unknownRoute.statusCode()).isEqualTo(404);
+    assertThat(unknownRoute.getHeader("X-Request-Id")).isEqualTo(mine);
+
+    for (String unsafe : new String[] {"has space", "x".repeat(129), "new\u00e9line"}) {
+      HttpResponse<Buffer> response = gateway.client().get("/healthz").putHeader("X-Request-Id", unsafe).send().await();
+      assertThat(response.getHeader("X-Request-Id")).as(unsafe).matches("req_[0-9a-f]{32}");
+    }
+  }
+
+  @Test
   @DisplayName("GET /readyz says ready with the schema version once the database is migrated")
   void readyz() {
     HttpResponse<Buffer> response = get("/readyz");

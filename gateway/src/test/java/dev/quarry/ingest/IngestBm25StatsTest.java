@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.ingest.IngestResult.Status;
 import dev.quarry.search.Embedder;
-import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
@@ -18,8 +18,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -30,9 +29,11 @@ import org.junit.jupiter.api.Test;
  */
 @DisplayName("Ingest keeps BM25 statistics exact")
 class IngestBm25StatsTest {
-  private static TestDatabase db;
-  private static Vertx vertx;
-  private static Pool pool;
+  @AutoClose
+  private static final TestStack stack = TestStack.start();
+  private static final TestDatabase db = stack.db();
+  private static final Vertx vertx = stack.vertx();
+  private static final Pool pool = stack.pool();
 
   /** Vectors do not matter here; a constant unit vector keeps the test off the model. */
   private static final Embedder CONSTANT = new Embedder() {
@@ -45,20 +46,6 @@ class IngestBm25StatsTest {
     }
     @Override public float[] embedQuery(String query) { return new float[] {1, 0, 0}; }
   };
-
-  @BeforeAll
-  static void start() {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    await(pool.close());
-    await(vertx.close());
-    db.close();
-  }
 
   private static String report(int sections, String word) {
     StringBuilder md = new StringBuilder("# Report on ").append(word).append("\n\n");

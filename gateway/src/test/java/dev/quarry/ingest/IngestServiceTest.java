@@ -11,10 +11,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.quarry.ingest.IngestFixture.Instrumented;
 import dev.quarry.ingest.IngestResult.Status;
 import dev.quarry.search.Embedder;
-import dev.quarry.store.Database;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.support.SharedData;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -30,7 +30,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -38,9 +38,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 @DisplayName("IngestService")
 class IngestServiceTest {
-  private static TestDatabase db;
-  private static Vertx vertx;
-  private static Pool pool;
+  @AutoClose
+  private static final TestStack stack = TestStack.start();
+  private static final TestDatabase db = stack.db();
+  private static final Vertx vertx = stack.vertx();
+  private static final Pool pool = stack.pool();
   @TempDir static Path fsRoot;
   private static DocumentsFs fs;
 
@@ -63,17 +65,7 @@ class IngestServiceTest {
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     fs = new DocumentsFs(vertx, pool, fsRoot);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    await(pool.close());
-    await(vertx.close());
-    db.close();
   }
 
   private static IngestService service(Embedder embedder) {

@@ -38,6 +38,20 @@ class PdfConverterTest {
   }
 
   @Test
+  @DisplayName("a PDF with neither a title on its first page nor one in its metadata is titled by its"
+      + " first heading, as docling's document for it is")
+  void titleFromFirstHeading() throws Exception {
+    Path json = SharedData.path("docling/pdf/2305.03393v1-pg9.json");
+    String docling = new DoclingJsonConverter().convert(json.getFileName().toString(), Files.readAllBytes(json)).title();
+    assertThat(convert("2305.03393v1-pg9").title()).isEqualTo("5.1 Hyper Parameter Optimization").isEqualTo(docling);
+    // Nothing to go by at all: the file name.
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.lines(72, 100, PdfFixture.REGULAR, 11, 14, "Plain text, no heading anywhere.");
+      assertThat(converter.convert("notes.pdf", pdf.bytes()).title()).isEqualTo("notes.pdf");
+    }
+  }
+
+  @Test
   @DisplayName("2305.03393v1-pg9.pdf: headers, paragraphs, the merged-cell table and its caption")
   void paperPage() throws Exception {
     ConvertedDocument doc = convert("2305.03393v1-pg9");

@@ -3,8 +3,8 @@ package dev.quarry.search;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
@@ -12,16 +12,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 @DisplayName("Full-text scoring past the posting budget: common terms only add to the rare terms' chunks")
 class Bm25PruningTest {
-  static TestDatabase db;
-  static Vertx vertx;
-  static Pool pool;
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final TestDatabase db = stack.db();
+  static final Vertx vertx = stack.vertx();
+  static final Pool pool = stack.pool();
   static SearchService exact;
   static SearchService pruned;
   static UUID tenant;
@@ -29,9 +31,6 @@ class Bm25PruningTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     exact = new SearchService(vertx, pool, SharedEmbedder.get(), db.config());
     // Budget 2: "quartz" (df 2) is read in full; "rock" (df 6) is only looked up for its chunks.
     pruned = new SearchService(vertx, pool, SharedEmbedder.get(), db.config(), 2);
@@ -48,19 +47,6 @@ class Bm25PruningTest {
           .text("rock slate")         // 5
           .text("rock shale")         // 6
           .insert();
-    }
-  }
-
-  @AfterAll
-  static void tearDown() {
-    if (pool != null) {
-      pool.close().await();
-    }
-    if (vertx != null) {
-      vertx.close().await();
-    }
-    if (db != null) {
-      db.close();
     }
   }
 

@@ -3,8 +3,8 @@ package dev.quarry.search;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
@@ -14,16 +14,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 @DisplayName("Full-text ranking is BM25 (k1 = 1.2, b = 0.75)")
 class Bm25ScoringTest {
-  static TestDatabase db;
-  static Vertx vertx;
-  static Pool pool;
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final TestDatabase db = stack.db();
+  static final Vertx vertx = stack.vertx();
+  static final Pool pool = stack.pool();
   static SearchService search;
   static UUID fruitTenant;
   static UUID lengthTenant;
@@ -32,9 +34,6 @@ class Bm25ScoringTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, SharedEmbedder.get(), db.config());
     db.prepare(vertx, search);
     try (Connection c = db.jdbc()) {
@@ -52,19 +51,6 @@ class Bm25ScoringTest {
           .text("granite basalt marble slate shale gneiss schist quartzite")
           .text("limestone chalk")
           .insert();
-    }
-  }
-
-  @AfterAll
-  static void tearDown() {
-    if (pool != null) {
-      pool.close().await();
-    }
-    if (vertx != null) {
-      vertx.close().await();
-    }
-    if (db != null) {
-      db.close();
     }
   }
 

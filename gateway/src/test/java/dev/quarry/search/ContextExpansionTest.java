@@ -3,15 +3,15 @@ package dev.quarry.search;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.ops.Config;
-import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -20,32 +20,18 @@ import org.junit.jupiter.api.Test;
 class ContextExpansionTest {
   static final int BUDGET = 300;
 
-  static TestDatabase db;
-  static Vertx vertx;
-  static Pool pool;
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final TestDatabase db = stack.db();
+  static final Vertx vertx = stack.vertx();
+  static final Pool pool = stack.pool();
   static SearchService search;
   static UUID tenant;
 
   @BeforeAll
   static void setUp() {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, SharedEmbedder.get(), withBudget(db.config(), BUDGET));
     db.prepare(vertx, search);
-  }
-
-  @AfterAll
-  static void tearDown() {
-    if (pool != null) {
-      pool.close().await();
-    }
-    if (vertx != null) {
-      vertx.close().await();
-    }
-    if (db != null) {
-      db.close();
-    }
   }
 
   static Config withBudget(Config c, int budget) {

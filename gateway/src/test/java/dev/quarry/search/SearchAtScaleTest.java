@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.quarry.store.Database;
 import dev.quarry.support.SharedData;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Files;
@@ -22,7 +23,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -37,9 +38,11 @@ import org.junit.jupiter.api.Test;
 class SearchAtScaleTest {
   static final int PER_DOCUMENT = 100;
 
-  static TestDatabase db;
-  static Vertx vertx;
-  static Pool pool;
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final TestDatabase db = stack.db();
+  static final Vertx vertx = stack.vertx();
+  static final Pool pool = stack.pool();
   static SearchService search;
   static UUID tenant;
   static final Map<UUID, String> docnoOfChunk = new HashMap<>();
@@ -48,9 +51,6 @@ class SearchAtScaleTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     Embedder embedder = SharedEmbedder.get();
     search = new SearchService(vertx, pool, embedder, db.config());
     var dir = SharedData.path("retrieval/vaswani_npl");
@@ -160,19 +160,6 @@ class SearchAtScaleTest {
       v[i] /= (float) norm;
     }
     return Corpus.vectorText(v);
-  }
-
-  @AfterAll
-  static void tearDown() {
-    if (pool != null) {
-      pool.close().await();
-    }
-    if (vertx != null) {
-      vertx.close().await();
-    }
-    if (db != null) {
-      db.close();
-    }
   }
 
   @Test

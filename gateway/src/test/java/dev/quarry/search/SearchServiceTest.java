@@ -3,8 +3,8 @@ package dev.quarry.search;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -13,16 +13,18 @@ import java.sql.Connection;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 @DisplayName("Search: hybrid retrieval over one tenant's chunks")
 class SearchServiceTest {
-  static TestDatabase db;
-  static Vertx vertx;
-  static Pool pool;
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final TestDatabase db = stack.db();
+  static final Vertx vertx = stack.vertx();
+  static final Pool pool = stack.pool();
   static SearchService search;
   static UUID tenant;
   static UUID otherTenant;
@@ -33,10 +35,7 @@ class SearchServiceTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    db = TestDatabase.create();
     Embedder embedder = SharedEmbedder.get();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     search = new SearchService(vertx, pool, embedder, db.config());
     db.prepare(vertx, search);
     try (Connection c = db.jdbc()) {
@@ -69,19 +68,6 @@ class SearchServiceTest {
           .header(1, "Faults")
           .text("The pump controller reported fault ZK4471R9 after the inlet pressure dropped.")
           .insert();
-    }
-  }
-
-  @AfterAll
-  static void tearDown() {
-    if (pool != null) {
-      pool.close().await();
-    }
-    if (vertx != null) {
-      vertx.close().await();
-    }
-    if (db != null) {
-      db.close();
     }
   }
 

@@ -11,12 +11,13 @@ import dev.quarry.ingest.DocItem;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -24,27 +25,19 @@ import org.junit.jupiter.api.io.TempDir;
 
 @DisplayName("DocumentStore")
 class DocumentStoreTest {
-  private static TestDatabase db;
-  private static Vertx vertx;
-  private static Pool pool;
+  @AutoClose
+  private static final TestStack stack = TestStack.start();
+  private static final TestDatabase db = stack.db();
+  private static final Vertx vertx = stack.vertx();
+  private static final Pool pool = stack.pool();
   private static IngestService ingest;
   private static DocumentsFs fs;
   @TempDir static Path root;
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     fs = new DocumentsFs(vertx, pool, root);
     ingest = new IngestService(vertx, pool, embedder(), fs, db.config());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    await(pool.close());
-    await(vertx.close());
-    db.close();
   }
 
   @Test

@@ -9,6 +9,7 @@ import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -25,7 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -33,9 +34,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 @DisplayName("DocumentsFs")
 class DocumentsFsTest {
-  private static TestDatabase db;
-  private static Vertx vertx;
-  private static Pool pool;
+  @AutoClose
+  private static final TestStack stack = TestStack.start();
+  private static final TestDatabase db = stack.db();
+  private static final Vertx vertx = stack.vertx();
+  private static final Pool pool = stack.pool();
   private static IngestService ingest;
   @TempDir static Path root;
   private static DocumentsFs fs;
@@ -62,19 +65,9 @@ class DocumentsFsTest {
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    vertx = Vertx.vertx();
-    pool = Database.pool(vertx, db.config());
     fs = new DocumentsFs(vertx, pool, root);
     // No filesystem in the ingest service: these tests call sync themselves.
     ingest = new IngestService(vertx, pool, embedder(), null, db.config());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    await(pool.close());
-    await(vertx.close());
-    db.close();
   }
 
   private static IngestResult add(UUID tenant, String name, String body) throws Exception {
