@@ -15,7 +15,7 @@ import java.util.Set;
  * a PostgreSQL cluster of its own and kills containers, so it runs only when named.
  */
 public final class BenchMain {
-  private static final List<String> ALL = List.of("retrieval", "models", "latency", "ingest", "sandbox", "tenants", "analyses");
+  private static final List<String> ALL = List.of("retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses");
 
   private BenchMain() {}
 
@@ -24,7 +24,7 @@ public final class BenchMain {
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
         case "all" -> which.addAll(ALL);
-        case "retrieval", "models", "latency", "ingest", "sandbox", "tenants", "analyses", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
           System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, models, latency, ingest, sandbox, tenants, analyses, soak,"
               + " embeddings, all");
@@ -49,6 +49,7 @@ public final class BenchMain {
           case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths).run(); }
           case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }
+          case "documents" -> { title = "The /documents tree of a large tenant"; body = new DocumentsFsBench().run(); }
           case "sandbox" -> { title = "Sandboxes"; body = new SandboxBench(paths, model).run(); }
           case "tenants" -> { title = "Tenant isolation under load"; body = new TenantIsolationBench().run(); }
           case "analyses" -> { title = "Analyses: gateway overhead and concurrency"; body = new AnalysesBench().run(); }

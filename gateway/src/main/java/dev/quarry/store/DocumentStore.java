@@ -96,7 +96,7 @@ public final class DocumentStore {
             return Future.succeededFuture(deleted);
           }
           // The cache is rebuilt on the next sync anyway: a failure here must not undo the delete.
-          return documentsFs.sync(tenantId).map(p -> true).otherwise(err -> {
+          return documentsFs.deleted(tenantId, documentId).map(p -> true).otherwise(err -> {
             LOG.warn("deleted {} but syncing /documents of tenant {} failed: {}", documentId, tenantId,
                 err.toString());
             return true;

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 /**
@@ -44,6 +46,16 @@ public final class DocumentsFs {
   private final Path root;
   /** The last sync of each tenant: syncs of one tenant run one after the other. */
   private final Map<UUID, Future<Path>> lastSync = new HashMap<>();
+  /**
+   * What this process last wrote or found on disk for each document: its version marker and its
+   * directory's modification time then. A full sync takes a document whose marker and directory
+   * time are unchanged as up to date with one stat, instead of reading its marker and checking its
+   * four files. Anything done to the directory from outside (a file deleted, the directory replaced)
+   * changes its time, and the document is checked in full again.
+   */
+  private final Map<UUID, Map<UUID, Known>> known = new ConcurrentHashMap<>();
+
+  private record Known(String marker, FileTime modified) {}
 
   public DocumentsFs(Vertx vertx, Pool pool, Path root) {
     this.vertx = vertx;
@@ -84,8 +96,9 @@ public final class DocumentsFs {
    * tenant's other syncs. The files are byte for byte those {@link #sync(UUID)} would write.
    *
    * <p>Should the document be deleted or replaced again between the commit and this write, the files
-   * are stale until the next full {@link #sync(UUID)}, which every delete and every sandbox start
-   * runs: it removes them or, seeing the version marker differ from the database's, rewrites them.
+   * are stale until the next full {@link #sync(UUID)}, which every sandbox start runs before it
+   * mounts the directory: it removes them or, seeing the version marker differ from the database's,
+   * rewrites them.
    */
   public Future<Path> written(UUID tenantId, Row document, String content, List<DocItem> items) {
     UUID documentId = document.getUUID("id");
@@ -100,6 +113,38 @@ public final class DocumentsFs {
       }, false));
       lastSync.put(tenantId, next);
       return next;
+    }
+  }
+
+  /**
+   * Removes one deleted document's files, without looking at the tenant's others. Ordered with the
+   * tenant's other syncs.
+   */
+  public Future<Path> deleted(UUID tenantId, UUID documentId) {
+    synchronized (lastSync) {
+      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
+      Future<Path> next = previous.transform(ignored -> vertx.executeBlocking(() -> {
+        String name = documentId.toString();
+        knownOf(tenantId).remove(documentId);
+        deleteRecursively(tenantDir(tenantId).resolve(name));
+        Files.deleteIfExists(stateDir(tenantId).resolve(name));
+        return tenantDir(tenantId);
+      }, false));
+      lastSync.put(tenantId, next);
+      return next;
+    }
+  }
+
+  private Map<UUID, Known> knownOf(UUID tenantId) {
+    return known.computeIfAbsent(tenantId, t -> new ConcurrentHashMap<>());
+  }
+
+  /** The directory's modification time, or null when it is not there. */
+  private static FileTime modified(Path dir) {
+    try {
+      return Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS);
+    } catch (IOException e) {
+      return null;
     }
   }
 
@@ -146,9 +191,20 @@ public final class DocumentsFs {
         }
       }
     }
+    Map<UUID, Known> knownHere = knownOf(tenantId);
+    knownHere.keySet().removeIf(id -> !live.contains(id.toString()));
     List<UUID> changed = new ArrayList<>();
     for (Version v : versions) {
-      if (!upToDate(dir.resolve(v.id().toString()), state.resolve(v.id().toString()), v.marker())) {
+      Path docDir = dir.resolve(v.id().toString());
+      Known k = knownHere.get(v.id());
+      if (k != null && k.modified() != null && k.marker().equals(v.marker())
+          && k.modified().equals(modified(docDir))) {
+        continue;
+      }
+      if (upToDate(docDir, state.resolve(v.id().toString()), v.marker())) {
+        knownHere.put(v.id(), new Known(v.marker(), modified(docDir)));
+      } else {
+        knownHere.remove(v.id());
         changed.add(v.id());
       }
     }
@@ -243,6 +299,7 @@ public final class DocumentsFs {
       Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
     }
     writeAtomically(stateDir(tenantId).resolve(name), files.marker());
+    knownOf(tenantId).put(documentId, new Known(files.marker(), modified(target)));
   }
 
   /** A temporary file in the same directory, then an atomic rename over the target. */

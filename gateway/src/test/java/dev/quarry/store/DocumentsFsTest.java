@@ -222,6 +222,48 @@ class DocumentsFsTest {
   }
 
   @Test
+  @DisplayName("a file or a whole directory removed behind the sync's back is written again by the next"
+      + " sync, though the sync remembers what it wrote")
+  void outsideChangesSeen() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult doc = add(tenant, "outside.md", MARKDOWN);
+    IngestResult other = add(tenant, "other.txt", "Other\n\ntext");
+    Path dir = await(fs.sync(tenant)).resolve(doc.documentId().toString());
+    String items = Files.readString(dir.resolve("items.jsonl"));
+    Map<Path, FileTime> otherFiles = mtimes(fs.tenantDir(tenant).resolve(other.documentId().toString()));
+
+    Files.delete(dir.resolve("items.jsonl"));
+    await(fs.sync(tenant));
+    assertThat(Files.readString(dir.resolve("items.jsonl"))).isEqualTo(items);
+
+    deleteTree(dir);
+    await(fs.sync(tenant));
+    assertThat(files(dir).get("items.jsonl")).isEqualTo(items);
+    assertThat(mtimes(fs.tenantDir(tenant).resolve(other.documentId().toString()))).isEqualTo(otherFiles);
+  }
+
+  @Test
+  @DisplayName("deleting a document through the store removes its directory and leaves the others' files alone")
+  void deleteRemovesOnlyItsDocument() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult keep = add(tenant, "keep.md", MARKDOWN);
+    IngestResult drop = add(tenant, "drop.md", MARKDOWN + "\nAnd the gate.\n");
+    Path dir = await(fs.sync(tenant));
+    Map<Path, FileTime> kept = mtimes(dir.resolve(keep.documentId().toString()));
+
+    assertThat(await(new DocumentStore(pool, fs).delete(tenant, drop.documentId()))).isTrue();
+
+    try (Stream<Path> entries = Files.list(dir)) {
+      assertThat(entries.map(p -> p.getFileName().toString()).toList())
+          .containsExactly(keep.documentId().toString());
+    }
+    assertThat(mtimes(dir.resolve(keep.documentId().toString()))).isEqualTo(kept);
+    // And a full sync afterwards agrees: nothing to add or remove.
+    await(fs.sync(tenant));
+    assertThat(mtimes(dir.resolve(keep.documentId().toString()))).isEqualTo(kept);
+  }
+
+  @Test
   @DisplayName("a deleted document's directory is removed; a stray directory too")
   void deletions() throws Exception {
     UUID tenant = newTenant(db);
