@@ -148,25 +148,50 @@ public final class DocumentsFs {
     }
   }
 
-  private record Version(UUID id, String marker) {}
+  record Version(UUID id, String marker, int itemCount) {}
 
   private Future<Path> syncNow(UUID tenantId) {
     return Database.inTenant(pool, tenantId,
             conn -> conn.preparedQuery(Sql.LIST_DOCUMENT_VERSIONS).execute(Tuple.of(tenantId)))
         .map(rows -> {
           List<Version> versions = new ArrayList<>(rows.size());
-          rows.forEach(r -> versions.add(new Version(r.getUUID("id"), marker(r))));
+          rows.forEach(r -> versions.add(new Version(r.getUUID("id"), marker(r), r.getInteger("item_count"))));
           return versions;
         })
         .compose(versions -> vertx.executeBlocking(() -> staleAndChanged(tenantId, versions), false))
         .compose(changed -> {
           Future<Void> chain = Future.succeededFuture();
-          for (UUID id : changed) {
-            chain = chain.compose(v -> materialise(tenantId, id));
+          for (List<UUID> batch : batches(changed)) {
+            chain = chain.compose(v -> materialise(tenantId, batch));
           }
           return chain;
         })
         .map(v -> tenantDir(tenantId));
+  }
+
+  /** Documents read from the database at once when a sync writes many. */
+  static final int BATCH_DOCUMENTS = 64;
+  /** ... and the items a batch may hold, which bounds the memory a batch takes. */
+  static final int BATCH_ITEMS = 20_000;
+
+  /** The documents to write, in batches of at most BATCH_DOCUMENTS and (but for one) BATCH_ITEMS. */
+  static List<List<UUID>> batches(List<Version> changed) {
+    List<List<UUID>> out = new ArrayList<>();
+    List<UUID> batch = new ArrayList<>();
+    long items = 0;
+    for (Version v : changed) {
+      if (!batch.isEmpty() && (batch.size() == BATCH_DOCUMENTS || items + v.itemCount() > BATCH_ITEMS)) {
+        out.add(batch);
+        batch = new ArrayList<>();
+        items = 0;
+      }
+      batch.add(v.id());
+      items += v.itemCount();
+    }
+    if (!batch.isEmpty()) {
+      out.add(batch);
+    }
+    return out;
   }
 
   private static String marker(Row r) {
@@ -174,7 +199,7 @@ public final class DocumentsFs {
   }
 
   /** Removes directories of documents that are gone; returns the documents to (re)write. */
-  private List<UUID> staleAndChanged(UUID tenantId, List<Version> versions) throws IOException {
+  private List<Version> staleAndChanged(UUID tenantId, List<Version> versions) throws IOException {
     Path dir = tenantDir(tenantId);
     Path state = stateDir(tenantId);
     Files.createDirectories(dir);
@@ -193,7 +218,7 @@ public final class DocumentsFs {
     }
     Map<UUID, Known> knownHere = knownOf(tenantId);
     knownHere.keySet().removeIf(id -> !live.contains(id.toString()));
-    List<UUID> changed = new ArrayList<>();
+    List<Version> changed = new ArrayList<>();
     for (Version v : versions) {
       Path docDir = dir.resolve(v.id().toString());
       Known k = knownHere.get(v.id());
@@ -205,7 +230,7 @@ public final class DocumentsFs {
         knownHere.put(v.id(), new Known(v.marker(), modified(docDir)));
       } else {
         knownHere.remove(v.id());
-        changed.add(v.id());
+        changed.add(v);
       }
     }
     return changed;
@@ -223,29 +248,31 @@ public final class DocumentsFs {
     return true;
   }
 
-  private Future<Void> materialise(UUID tenantId, UUID documentId) {
-    Tuple key = Tuple.of(tenantId, documentId);
-    // Both statements pipelined on one connection, in one transaction: the row and its items are
-    // read together, and agree with each other.
+  /**
+   * Writes a batch of documents from the database: their rows and their items read in one
+   * transaction (two statements, pipelined), so each document's row and items agree.
+   */
+  private Future<Void> materialise(UUID tenantId, List<UUID> documentIds) {
+    Tuple key = Tuple.tuple().addUUID(tenantId).addArrayOfUUID(documentIds.toArray(new UUID[0]));
     record Read(RowSet<Row> docRows, RowSet<Row> itemRows) {}
     return Database.inTenant(pool, tenantId, conn -> {
-          Future<RowSet<Row>> docQuery = conn.preparedQuery(Sql.GET_DOCUMENT_FILES).execute(key);
-          Future<RowSet<Row>> itemQuery = conn.preparedQuery(Sql.LIST_ITEMS).execute(key);
+          Future<RowSet<Row>> docQuery = conn.preparedQuery(Sql.GET_DOCUMENTS_FILES).execute(key);
+          Future<RowSet<Row>> itemQuery = conn.preparedQuery(Sql.LIST_ITEMS_OF_DOCUMENTS).execute(key);
           return Future.all(docQuery, itemQuery).map(both -> new Read(docQuery.result(), itemQuery.result()));
         })
         .compose(read -> {
-          RowSet<Row> docRows = read.docRows();
-          RowSet<Row> itemRows = read.itemRows();
-          if (docRows.size() == 0) {
-            return Future.<Void>succeededFuture(); // deleted since the listing; the next sync cleans up
-          }
-          Row doc = docRows.iterator().next();
-          List<DocItem> items = new ArrayList<>(itemRows.size());
-          itemRows.forEach(r -> items.add(DocumentStore.item(r)));
-          Rendered files = new Rendered(metadata(doc), doc.getString("content"), itemsJsonl(items),
-              doc.getJsonObject("toc").encode(), marker(doc));
+          Map<UUID, List<DocItem>> items = new HashMap<>();
+          read.itemRows().forEach(r ->
+              items.computeIfAbsent(r.getUUID("document_id"), id -> new ArrayList<>()).add(DocumentStore.item(r)));
+          // A document deleted since the listing has no row; the next sync cleans up after it.
+          List<Row> docs = new ArrayList<>();
+          read.docRows().forEach(docs::add);
           return vertx.executeBlocking(() -> {
-            write(tenantId, documentId, files);
+            for (Row doc : docs) {
+              UUID id = doc.getUUID("id");
+              write(tenantId, id, new Rendered(metadata(doc), doc.getString("content"),
+                  itemsJsonl(items.getOrDefault(id, List.of())), doc.getJsonObject("toc").encode(), marker(doc)));
+            }
             return null;
           }, false);
         });

@@ -41,12 +41,17 @@ public final class Sql {
       "SELECT content FROM documents WHERE tenant_id = $1 AND id = $2";
 
   /** What the /documents filesystem needs to decide which directories are stale. */
-  public static final String LIST_DOCUMENT_VERSIONS = "SELECT id, title, uri, created_at, version,"
-      + " content_hash FROM documents WHERE tenant_id = $1";
+  public static final String LIST_DOCUMENT_VERSIONS = "SELECT id, version, content_hash, item_count"
+      + " FROM documents WHERE tenant_id = $1";
 
-  /** One document's whole materialised view: metadata, content.txt and toc.json. */
-  public static final String GET_DOCUMENT_FILES = "SELECT id, title, uri, created_at, version,"
-      + " content_hash, content, toc FROM documents WHERE tenant_id = $1 AND id = $2";
+  /** Some documents' whole materialised view: metadata, content.txt and toc.json. */
+  public static final String GET_DOCUMENTS_FILES = "SELECT id, title, uri, created_at, version,"
+      + " content_hash, content, toc FROM documents WHERE tenant_id = $1 AND id = ANY($2)";
+
+  /** The items of some documents, a document's in order. */
+  public static final String LIST_ITEMS_OF_DOCUMENTS = "SELECT document_id, position, self_ref, label, text,"
+      + " page_numbers, heading_level, tree_depth FROM items WHERE tenant_id = $1 AND document_id = ANY($2)"
+      + " ORDER BY document_id, position";
 
   // The ingest transaction.
 

@@ -264,6 +264,52 @@ class DocumentsFsTest {
   }
 
   @Test
+  @DisplayName("a sync that writes many documents reads them in batches, and writes each one whole")
+  void manyDocuments() throws Exception {
+    UUID tenant = newTenant(db);
+    int n = 150;
+    try (java.sql.Connection c = db.jdbc(); java.sql.Statement s = c.createStatement()) {
+      s.execute("INSERT INTO documents (id, tenant_id, title, uri, source_type, content_hash, byte_size,"
+          + " content, toc, item_count, chunk_count) SELECT gen_random_uuid(), '" + tenant + "', 'Note ' || g,"
+          + " 'notes/' || g, 'text', md5(g::text), 10, 'Note ' || g, '{\"tree\": []}', 1 + g % 3, 0"
+          + " FROM generate_series(1, " + n + ") g");
+      s.execute("INSERT INTO items (tenant_id, document_id, position, self_ref, label, text, page_numbers,"
+          + " heading_level, tree_depth, section_start, section_end) SELECT d.tenant_id, d.id, p,"
+          + " '#/texts/' || p, 'text', d.title || ', part ' || p, '{}', 0, 1, 0, d.item_count"
+          + " FROM documents d CROSS JOIN LATERAL generate_series(0, d.item_count - 1) p"
+          + " WHERE d.tenant_id = '" + tenant + "'");
+    }
+    Path dir = await(fs.sync(tenant));
+
+    DocumentStore store = new DocumentStore(pool);
+    List<dev.quarry.store.DocumentSummary> listed = await(store.list(tenant));
+    assertThat(listed).hasSize(n);
+    for (dev.quarry.store.DocumentSummary d : listed) {
+      Path docDir = dir.resolve(d.id().toString());
+      assertThat(Files.readString(docDir.resolve("content.txt"))).isEqualTo(d.title());
+      assertThat(Files.readString(docDir.resolve("items.jsonl")))
+          .isEqualTo(DocumentsFs.itemsJsonl(await(store.items(tenant, d.id())).orElseThrow()));
+      assertThat(Files.readAllLines(docDir.resolve("items.jsonl"))).hasSize(d.itemCount());
+    }
+  }
+
+  @Test
+  @DisplayName("batches hold at most 64 documents and 20,000 items, except a single document larger than that")
+  void batchSizes() {
+    java.util.function.Function<Integer, DocumentsFs.Version> doc =
+        items -> new DocumentsFs.Version(UUID.randomUUID(), "1 h", items);
+    List<DocumentsFs.Version> many = new ArrayList<>();
+    for (int i = 0; i < 130; i++) {
+      many.add(doc.apply(1));
+    }
+    assertThat(DocumentsFs.batches(many)).extracting(List::size).containsExactly(64, 64, 2);
+    List<DocumentsFs.Version> big = List.of(doc.apply(15_000), doc.apply(4_000), doc.apply(6_000),
+        doc.apply(50_000), doc.apply(10));
+    assertThat(DocumentsFs.batches(big)).extracting(List::size).containsExactly(2, 1, 1, 1);
+    assertThat(DocumentsFs.batches(List.of())).isEmpty();
+  }
+
+  @Test
   @DisplayName("a deleted document's directory is removed; a stray directory too")
   void deletions() throws Exception {
     UUID tenant = newTenant(db);
