@@ -126,15 +126,11 @@ final class GatewayClient {
     return send(request(path).DELETE().build());
   }
 
-  /** Uploads one file as multipart field {@code file}, streamed from disk, with its uri. */
-  JsonNode upload(Path file, String uri) throws IOException {
-    return send(multipart(file, uri).build()).json();
-  }
-
   /**
-   * As {@link #upload(Path, String)}, handing the gateway's progress events ({@code converted},
-   * {@code embedded}) to {@code progress} as they come; returns the stored document, as
-   * {@link #upload(Path, String)} does.
+   * Uploads one file as multipart field {@code file}, streamed from disk, with its uri, and returns
+   * the stored document (the body of {@code POST /v1/documents}). The gateway's progress events
+   * ({@code converted}, {@code embedded}) go to {@code progress} as they come; an {@code error}
+   * event is thrown as a {@link GatewayError}, as an error status is.
    */
   JsonNode upload(Path file, String uri, java.util.function.BiConsumer<String, JsonNode> progress)
       throws IOException {
