@@ -28,7 +28,6 @@ final class AnalysisRoutes {
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
   private static final int LIST_DEFAULT = 50;
   private static final int LIST_MAX = 500;
-  private static final String EVENT_STREAM = "text/event-stream";
 
   private final AnalysisService analyses;
   private final Quotas quotas;
@@ -74,8 +73,7 @@ final class AnalysisRoutes {
     if (stream != null) {
       return (Boolean) stream;
     }
-    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
-    return accept != null && accept.contains(EVENT_STREAM);
+    return EventStream.accepted(ctx);
   }
 
   private AnalysisRequest request(JsonObject body) {
@@ -148,10 +146,7 @@ final class AnalysisRoutes {
    */
   private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner) {
     HttpServerResponse response = ctx.response();
-    response.setStatusCode(200).setChunked(true)
-        .putHeader(HttpHeaders.CONTENT_TYPE, EVENT_STREAM + "; charset=utf-8")
-        .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache")
-        .putHeader("X-Analysis-Id", live.id().toString());
+    EventStream.open(response).putHeader("X-Analysis-Id", live.id().toString());
     AtomicBoolean ended = new AtomicBoolean();
     Runnable[] stop = new Runnable[1];
     response.closeHandler(v -> {
@@ -213,7 +208,7 @@ final class AnalysisRoutes {
           return analyses.store().events(tenant, id, 0).onSuccess(events -> {
             StringBuilder sse = new StringBuilder();
             events.forEach(e -> sse.append(e.sse()));
-            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, EVENT_STREAM + "; charset=utf-8")
+            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, EventStream.CONTENT_TYPE)
                 .putHeader("X-Analysis-Id", id.toString()).end(sse.toString());
           }).mapEmpty();
         })

@@ -260,8 +260,7 @@ public final class ApiRoutes {
       }
       return stream.equals("true");
     }
-    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
-    return accept != null && accept.contains("text/event-stream");
+    return EventStream.accepted(ctx);
   }
 
   private Future<IngestRequest> ingestRequest(RoutingContext ctx) {

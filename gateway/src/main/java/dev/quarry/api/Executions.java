@@ -86,8 +86,7 @@ final class Executions {
     if (stream != null && !(stream instanceof Boolean)) {
       throw ApiError.badRequest("invalid_stream", "field 'stream' must be true or false");
     }
-    String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
-    boolean sse = Boolean.TRUE.equals(stream) || (accept != null && accept.contains("text/event-stream"));
+    boolean sse = Boolean.TRUE.equals(stream) || EventStream.accepted(ctx);
     return new Request(c, scope, options, sse);
   }
 
@@ -143,10 +142,7 @@ final class Executions {
     });
     CellListener listener = CellListener.NONE;
     if (request.stream()) {
-      response.setChunked(true)
-          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream; charset=utf-8")
-          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
-      response.writeHead();
+      EventStream.open(response).writeHead();
       listener = new CellListener() {
         @Override
         public void output(OutputChannel channel, String text) {

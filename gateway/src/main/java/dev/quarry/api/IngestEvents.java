@@ -2,7 +2,6 @@ package dev.quarry.api;
 
 import dev.quarry.ingest.IngestProgress;
 import io.vertx.core.Context;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 
@@ -37,15 +36,16 @@ final class IngestEvents implements IngestProgress {
 
   /** The last event: the document as stored. On the event loop. */
   void result(JsonObject ingested) {
-    send("result", ingested);
-    if (!response.ended() && !response.closed()) {
-      response.end();
-    }
+    last("result", ingested);
   }
 
   /** The last event, in place of the result, once the stream is open. On the event loop. */
   void error(ApiError error) {
-    send("error", WireFormat.error(error));
+    last("error", WireFormat.error(error));
+  }
+
+  private void last(String type, JsonObject data) {
+    send(type, data);
     if (!response.ended() && !response.closed()) {
       response.end();
     }
@@ -60,9 +60,7 @@ final class IngestEvents implements IngestProgress {
       return; // the client went away: the ingest itself goes on, as a plain upload's would
     }
     if (!response.headWritten()) {
-      response.setStatusCode(200).setChunked(true)
-          .putHeader(HttpHeaders.CONTENT_TYPE, "text/event-stream; charset=utf-8")
-          .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
+      EventStream.open(response);
     }
     response.write("id: " + (++seq) + "\nevent: " + type + "\ndata: " + data.encode() + "\n\n");
   }

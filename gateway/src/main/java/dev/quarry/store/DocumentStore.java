@@ -41,12 +41,7 @@ public final class DocumentStore {
 
   /** The tenant's documents, oldest first. */
   public Future<List<DocumentSummary>> list(UUID tenantId) {
-    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(Sql.LIST_DOCUMENTS)
-        .execute(Tuple.of(tenantId))).map(rows -> {
-      List<DocumentSummary> out = new ArrayList<>(rows.size());
-      rows.forEach(r -> out.add(summary(r)));
-      return out;
-    });
+    return page(tenantId, null, null).map(Page::documents);
   }
 
   /**

@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -78,9 +79,14 @@ public final class DocumentsFs {
 
   /** Brings the tenant's directory up to date with the database, writing only what changed. */
   public Future<Path> sync(UUID tenantId) {
+    return inTurn(tenantId, () -> syncNow(tenantId));
+  }
+
+  /** Runs {@code work} after the tenant's syncs, writes and deletions asked for before it. */
+  private Future<Path> inTurn(UUID tenantId, Supplier<Future<Path>> work) {
     synchronized (lastSync) {
       Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
-      Future<Path> next = previous.transform(ignored -> syncNow(tenantId));
+      Future<Path> next = previous.transform(ignored -> work.get());
       lastSync.put(tenantId, next);
       return next;
     }
@@ -101,19 +107,10 @@ public final class DocumentsFs {
    * rewrites them.
    */
   public Future<Path> written(UUID tenantId, Row document, String content, List<DocItem> items) {
-    UUID documentId = document.getUUID("id");
-    String metadata = metadata(document);
-    String toc = document.getJsonObject("toc").encode();
-    String marker = marker(document);
-    synchronized (lastSync) {
-      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
-      Future<Path> next = previous.transform(ignored -> vertx.executeBlocking(() -> {
-        write(tenantId, documentId, new Rendered(metadata, content, itemsJsonl(items), toc, marker));
-        return tenantDir(tenantId);
-      }, false));
-      lastSync.put(tenantId, next);
-      return next;
-    }
+    return inTurn(tenantId, () -> vertx.executeBlocking(() -> {
+      write(tenantId, document.getUUID("id"), rendered(document, content, items));
+      return tenantDir(tenantId);
+    }, false));
   }
 
   /**
@@ -121,18 +118,13 @@ public final class DocumentsFs {
    * tenant's other syncs.
    */
   public Future<Path> deleted(UUID tenantId, UUID documentId) {
-    synchronized (lastSync) {
-      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
-      Future<Path> next = previous.transform(ignored -> vertx.executeBlocking(() -> {
-        String name = documentId.toString();
-        knownOf(tenantId).remove(documentId);
-        deleteRecursively(tenantDir(tenantId).resolve(name));
-        Files.deleteIfExists(stateDir(tenantId).resolve(name));
-        return tenantDir(tenantId);
-      }, false));
-      lastSync.put(tenantId, next);
-      return next;
-    }
+    return inTurn(tenantId, () -> vertx.executeBlocking(() -> {
+      String name = documentId.toString();
+      knownOf(tenantId).remove(documentId);
+      deleteRecursively(tenantDir(tenantId).resolve(name));
+      Files.deleteIfExists(stateDir(tenantId).resolve(name));
+      return tenantDir(tenantId);
+    }, false));
   }
 
   private Map<UUID, Known> knownOf(UUID tenantId) {
@@ -221,13 +213,13 @@ public final class DocumentsFs {
     List<Version> changed = new ArrayList<>();
     for (Version v : versions) {
       Path docDir = dir.resolve(v.id().toString());
+      FileTime modified = modified(docDir);
       Known k = knownHere.get(v.id());
-      if (k != null && k.modified() != null && k.marker().equals(v.marker())
-          && k.modified().equals(modified(docDir))) {
+      if (k != null && modified != null && k.marker().equals(v.marker()) && modified.equals(k.modified())) {
         continue;
       }
       if (upToDate(docDir, state.resolve(v.id().toString()), v.marker())) {
-        knownHere.put(v.id(), new Known(v.marker(), modified(docDir)));
+        knownHere.put(v.id(), new Known(v.marker(), modified));
       } else {
         knownHere.remove(v.id());
         changed.add(v);
@@ -270,8 +262,7 @@ public final class DocumentsFs {
           return vertx.executeBlocking(() -> {
             for (Row doc : docs) {
               UUID id = doc.getUUID("id");
-              write(tenantId, id, new Rendered(metadata(doc), doc.getString("content"),
-                  itemsJsonl(items.getOrDefault(id, List.of())), doc.getJsonObject("toc").encode(), marker(doc)));
+              write(tenantId, id, rendered(doc, doc.getString("content"), items.getOrDefault(id, List.of())));
             }
             return null;
           }, false);
@@ -280,6 +271,15 @@ public final class DocumentsFs {
 
   /** The four files of one document, rendered, plus its version marker. */
   private record Rendered(String metadata, String content, String items, String toc, String marker) {}
+
+  /**
+   * A document's files from its row (the columns of {@link #WRITTEN_COLUMNS}), its content and its
+   * items: the one rendering, whether a sync read them or an ingest just wrote them.
+   */
+  private static Rendered rendered(Row document, String content, List<DocItem> items) {
+    return new Rendered(metadata(document), content, itemsJsonl(items), document.getJsonObject("toc").encode(),
+        marker(document));
+  }
 
   static String metadata(Row doc) {
     OffsetDateTime created = doc.getOffsetDateTime("created_at");

@@ -10,9 +10,6 @@ public final class Sql {
   private static final String SUMMARY_COLUMNS = "id, title, uri, source_type, content_hash, byte_size,"
       + " item_count, chunk_count, version, created_at, updated_at";
 
-  public static final String LIST_DOCUMENTS = "SELECT " + SUMMARY_COLUMNS
-      + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id";
-
   /** The first page of the listing; a null limit is no limit. */
   public static final String LIST_DOCUMENTS_FIRST = "SELECT " + SUMMARY_COLUMNS
       + " FROM documents WHERE tenant_id = $1 ORDER BY created_at, id LIMIT $2";

@@ -2,6 +2,7 @@ package dev.quarry.ingest;
 
 import dev.quarry.search.Embedder;
 import dev.quarry.search.OnnxEmbedder;
+import dev.quarry.support.DelegatingEmbedder;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
@@ -64,39 +65,23 @@ public final class IngestFixture {
   }
 
   /** An embedder that delegates, but lets a test break it or time it. */
-  public static final class Instrumented implements Embedder {
-    private final Embedder delegate;
+  public static final class Instrumented extends DelegatingEmbedder {
     private final Function<List<float[]>, List<float[]>> tamper;
     long nanos;
     int calls;
 
     public Instrumented(Embedder delegate, Function<List<float[]>, List<float[]>> tamper) {
-      this.delegate = delegate;
+      super(delegate);
       this.tamper = tamper;
-    }
-
-    @Override
-    public String modelName() {
-      return delegate.modelName();
-    }
-
-    @Override
-    public int dimensions() {
-      return delegate.dimensions();
     }
 
     @Override
     public synchronized List<float[]> embedPassages(List<String> texts) {
       long t0 = System.nanoTime();
-      List<float[]> out = delegate.embedPassages(texts);
+      List<float[]> out = super.embedPassages(texts);
       nanos += System.nanoTime() - t0;
       calls++;
       return tamper.apply(out);
-    }
-
-    @Override
-    public float[] embedQuery(String query) {
-      return delegate.embedQuery(query);
     }
   }
 }

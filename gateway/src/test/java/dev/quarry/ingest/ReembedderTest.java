@@ -12,6 +12,7 @@ import dev.quarry.search.RankedChunk;
 import dev.quarry.search.SearchMode;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
+import dev.quarry.support.DelegatingEmbedder;
 import dev.quarry.support.TestDatabase;
 import dev.quarry.tenancy.Tenants;
 import io.vertx.core.Future;
@@ -172,7 +173,7 @@ class ReembedderTest {
   @DisplayName("a run stopped after one batch keeps that batch; the next run does only the rest")
   void stoppedRunResumes() throws Exception {
     AtomicReference<Reembedder> first = new AtomicReference<>();
-    Embedder stopsDuringFirstBatch = new Delegating(embedder) {
+    Embedder stopsDuringFirstBatch = new DelegatingEmbedder(embedder) {
       @Override
       public List<float[]> embedPassages(List<String> texts) {
         first.get().stop();
@@ -208,7 +209,7 @@ class ReembedderTest {
   @DisplayName("an embedder that keeps failing ends the run as failed, after retries, keeping the batches done; the next run finishes")
   void failedRunReportsAndResumes() throws Exception {
     AtomicInteger calls = new AtomicInteger();
-    Embedder failsAfterFirstBatch = new Delegating(embedder) {
+    Embedder failsAfterFirstBatch = new DelegatingEmbedder(embedder) {
       @Override
       public List<float[]> embedPassages(List<String> texts) {
         if (calls.incrementAndGet() > 1) {
@@ -237,7 +238,7 @@ class ReembedderTest {
   void stopCancelsTheRetryWait() throws Exception {
     CompletableFuture<Void> failedOnce = new CompletableFuture<>();
     AtomicInteger calls = new AtomicInteger();
-    Embedder failsAfterFirstBatch = new Delegating(embedder) {
+    Embedder failsAfterFirstBatch = new DelegatingEmbedder(embedder) {
       @Override
       public List<float[]> embedPassages(List<String> texts) {
         if (calls.incrementAndGet() > 1) {
@@ -300,34 +301,5 @@ class ReembedderTest {
   private static long remainingStale() throws Exception {
     return ReembedderFixture.count(jdbc, "SELECT count(*) FROM chunks WHERE embedding_model <> '"
         + OnnxEmbedder.DEFAULT + "'");
-  }
-
-  /** The real embedder, with one method to override for a test's failure or stop. */
-  private static class Delegating implements Embedder {
-    private final Embedder delegate;
-
-    Delegating(Embedder delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public String modelName() {
-      return delegate.modelName();
-    }
-
-    @Override
-    public int dimensions() {
-      return delegate.dimensions();
-    }
-
-    @Override
-    public List<float[]> embedPassages(List<String> texts) {
-      return delegate.embedPassages(texts);
-    }
-
-    @Override
-    public float[] embedQuery(String query) {
-      return delegate.embedQuery(query);
-    }
   }
 }

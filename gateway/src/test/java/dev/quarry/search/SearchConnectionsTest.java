@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.quarry.store.Database;
+import dev.quarry.support.DelegatingEmbedder;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -138,14 +139,13 @@ class SearchConnectionsTest {
   }
 
   /** The shared model, with a query embedding that can be held at a gate or made to fail. */
-  static final class GatedEmbedder implements Embedder {
-    private final Embedder model;
+  static final class GatedEmbedder extends DelegatingEmbedder {
     private volatile CountDownLatch entered;
     private volatile CompletableFuture<Void> gate;
     private volatile RuntimeException failure;
 
     GatedEmbedder(Embedder model) {
-      this.model = model;
+      super(model);
     }
 
     void hold(CountDownLatch entered, CompletableFuture<Void> gate) {
@@ -164,21 +164,6 @@ class SearchConnectionsTest {
     }
 
     @Override
-    public String modelName() {
-      return model.modelName();
-    }
-
-    @Override
-    public int dimensions() {
-      return model.dimensions();
-    }
-
-    @Override
-    public List<float[]> embedPassages(List<String> texts) {
-      return model.embedPassages(texts);
-    }
-
-    @Override
     public float[] embedQuery(String query) {
       RuntimeException e = failure;
       if (e != null) {
@@ -190,7 +175,7 @@ class SearchConnectionsTest {
         in.countDown();
         g.join();
       }
-      return model.embedQuery(query);
+      return super.embedQuery(query);
     }
   }
 }
