@@ -11,7 +11,12 @@ import java.util.concurrent.TimeUnit;
  * runner a matter of seconds).
  */
 public final class RunnerImage {
-  public static final String TAG = "quarry-sandbox:test";
+  /**
+   * QUARRY_TEST_SANDBOX_TAG lets checkouts that share one Docker engine (worktrees tested side by
+   * side) build their own runner instead of overwriting each other's.
+   */
+  public static final String TAG =
+      System.getenv().getOrDefault("QUARRY_TEST_SANDBOX_TAG", "quarry-sandbox:test");
   private static boolean built;
 
   private RunnerImage() {}
