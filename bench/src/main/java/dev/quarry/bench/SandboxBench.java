@@ -92,8 +92,14 @@ public final class SandboxBench {
       base = baselines(naive, rows);
     }
     Quarry quarry;
+    // A runner image to measure this one against in the same run (bench.sh builds it from the
+    // commit named by QUARRY_SANDBOX_BASELINE_REF), e.g. the runner before a change.
+    String baselineImage = env.getOrDefault("QUARRY_SANDBOX_BASELINE_IMAGE", "");
     try (QuarrySandboxes q = new QuarrySandboxes(paths, model)) {
       quarry = quarry(q, settings, rows);
+      if (!baselineImage.isBlank()) {
+        againstBaseline(q, settings, baselineImage, rows);
+      }
     }
     List<String> verdicts = List.of(
         verdict("warm-pool acquire p50 <= 5 ms", quarry.warm().p50(), 5),
@@ -143,6 +149,67 @@ public final class SandboxBench {
     rows.forEach(r -> System.out.println(r.markdown()));
     verdicts.forEach(System.out::println);
     return md.toString();
+  }
+
+  /**
+   * Cold start and trivial cell of this image against a baseline image, alternating one of each so
+   * that both see the same load on this shared machine.
+   */
+  private static void againstBaseline(QuarrySandboxes q, SandboxSettings current, String baselineImage,
+      List<Row> rows) throws Exception {
+    System.out.println("sandbox: this runner against " + baselineImage);
+    UUID tenant = q.tenant();
+    Callbacks callbacks = q.callbacks();
+    SandboxService now = q.service(current, q.runRoot(), 0);
+    SandboxService before = q.service(current, baselineImage, q.runRoot(), 0);
+    try {
+      double[][] cold = new double[2][COLD_STARTS];
+      SandboxService[] services = {now, before};
+      for (SandboxService s : services) {
+        s.open(tenant, Scope.ALL, callbacks).compose(SandboxSession::close).await();
+      }
+      for (int i = 0; i < COLD_STARTS; i++) {
+        for (int k = 0; k < 2; k++) {
+          long start = System.nanoTime();
+          SandboxSession s = services[k].open(tenant, Scope.ALL, callbacks).await();
+          cold[k][i] = (System.nanoTime() - start) / 1e6;
+          s.close().await();
+        }
+      }
+      double[][] trivial = new double[2][TRIVIAL_CELLS];
+      SandboxSession[] sessions = {now.open(tenant, Scope.ALL, callbacks).await(),
+          before.open(tenant, Scope.ALL, callbacks).await()};
+      try {
+        CellOptions defaults = CellOptions.defaults(now.settings());
+        for (int i = 0; i < 20; i++) {
+          for (SandboxSession s : sessions) {
+            QuarrySandboxes.run(s, TRIVIAL, defaults);
+          }
+        }
+        for (int i = 0; i < TRIVIAL_CELLS; i++) {
+          for (int k = 0; k < 2; k++) {
+            long start = System.nanoTime();
+            expect(QuarrySandboxes.run(sessions[k], TRIVIAL, defaults).stdout(), "2\n");
+            trivial[k][i] = (System.nanoTime() - start) / 1e6;
+          }
+        }
+      } finally {
+        for (SandboxSession s : sessions) {
+          s.close().await();
+        }
+      }
+      String[] who = {"this runner (" + current.image() + ")", "baseline runner (" + baselineImage + ")"};
+      for (int k = 0; k < 2; k++) {
+        rows.add(new Row(who[k], "cold start, alternating with the other image", Percentiles.of(cold[k])));
+      }
+      for (int k = 0; k < 2; k++) {
+        rows.add(new Row(who[k], "trivial cell round trip, alternating with the other image",
+            Percentiles.of(trivial[k])));
+      }
+    } finally {
+      now.close().await();
+      before.close().await();
+    }
   }
 
   private static String loadAverage() {
