@@ -143,6 +143,15 @@ public final class SandboxBench {
         container is already running and is not removed either.
 
         """, POOL, SEARCH_CELLS));
+    if (!baselineImage.isBlank()) {
+      md.append(String.format(Locale.ROOT, """
+          Against a baseline runner: this image and `%s` (QUARRY_SANDBOX_BASELINE_IMAGE, or the runner of
+          QUARRY_SANDBOX_BASELINE_REF built by bench.sh), each on a service without a pool, a cold start
+          of one then of the other, %d times; then one session on each and a trivial cell on one then
+          on the other, %d times, after 20 warm-up cells each: both see the same moments of load.
+
+          """, baselineImage, COLD_STARTS, TRIVIAL_CELLS));
+    }
     md.append("### Targets\n\n");
     verdicts.forEach(v -> md.append("- ").append(v).append('\n'));
     System.out.println(header());
