@@ -60,7 +60,7 @@ CONTAINERS = (list, tuple, dict, set, frozenset)
 ITERATOR_TYPES = {type(iter(x)) for x in ([], (), {}, set(), "", b"", range(1), range(1 << 70), {}.keys(),
                                          {}.values(), {}.items(), frozenset())} | {
     type(reversed(x)) for x in ([], range(1), range(1 << 70), {}, {}.keys(), {}.values(), {}.items())} | {
-    type(re.finditer("a", "a")), type(iter(int, 1)), type(iter(bytearray())), 
+    type(re.finditer("a", "a")), type(iter(int, 1)), type(iter(bytearray())), type(iter(list[int])), 
     map, filter, zip, enumerate, reversed, types.GenericAlias, type({}.keys()), type({}.values()), type({}.items())}
 
 
@@ -104,7 +104,18 @@ class Boundary(unittest.TestCase):
             return
         if isinstance(value, standins.Path) or value is self.executor._fs.path_class:
             return
-        if kind in ITERATOR_TYPES:
+        if kind in ITERATOR_TYPES or kind.__module__ == "builtins" and kind.__name__.endswith("iterator"):
+            # C iterators: the gate allows no attribute on them, and what they yield is checked
+            # when a chain calls next() or list() on them.
+            self.assertLessEqual(set(guard.allowed_names(value)), {"isdisjoint"}, path)  # the dict views'
+            return
+        if kind is types.MethodType:  # Path's methods, bound: no attribute of theirs is allowed
+            self.assertEqual(guard.allowed_names(value), frozenset(), path)
+            self.assertIn(value.__func__, [f for f in vars(standins.Path).values() if callable(f)], path)
+            self.assert_harmless(value.__self__, f"{path}.__self__", depth + 1)
+            return
+        if kind is types.FunctionType and value.__code__.co_filename == guard.__file__:
+            self.assertEqual(value.__name__, "format", path)  # the checked str.format of guard.py
             return
         if kind in (types.FunctionType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType):
             code = value.__code__ if kind is types.FunctionType else getattr(
