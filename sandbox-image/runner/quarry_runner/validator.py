@@ -28,7 +28,8 @@ IMPORTABLE = {
 # Attribute-name prefixes of frames, code objects, tracebacks, generators and coroutines, plus the
 # Python 2 spellings of function internals: each one leads to globals or builtins.
 INTERNAL_PREFIXES = ("f_", "co_", "tb_", "gi_", "cr_", "ag_", "func_", "im_")
-# Driving a coroutine by hand hands out the event loop's futures, and through them the loop.
+# Driving a coroutine by hand would hand out what it awaits (once, the event loop's futures): refused
+# early here by name, and by guard.py's allow-list whatever the spelling.
 INTERNAL_NAMES = frozenset({"send", "throw", "mro"})
 # str.format reads attributes named inside the format string: templates are checked here when literal,
 # and by guard.py at run time.
