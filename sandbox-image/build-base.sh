@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# Builds the sandbox base image quarry-sandbox-base:bookworm from Debian packages.
+# Builds the sandbox base image from Debian packages: quarry-sandbox-base:bookworm-<digest>.
 #
 # No image registry is reachable here, so the base comes from debootstrap + `docker import`
-# instead of `FROM debian`. Idempotent: returns at once when the image already exists.
+# instead of `FROM debian`. Idempotent: returns at once when the image already exists. The tag's
+# digest is of the suite and the package list, so a change of either names a new image and a
+# machine that has the old one builds the new one instead of reusing it.
 # Needs root (debootstrap) and a Docker engine.
 #
-#   sandbox-image/build-base.sh            build if missing
-#   sandbox-image/build-base.sh --rebuild  build even if present
+#   sandbox-image/build-base.sh               build if missing
+#   sandbox-image/build-base.sh --rebuild     build even if present
+#   sandbox-image/build-base.sh --print-image print the image's name and exit (what callers build FROM)
 set -euo pipefail
 
-IMAGE="${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:bookworm}"
 MIRROR="${QUARRY_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 # python3-grpcio/protobuf so the runner speaks gRPC; grpc-tools because sandbox-image/Dockerfile
 # generates the Python stubs at build time, when the build has no network to install it, and
-# pkg-resources because Debian's grpc-tools imports it without depending on it.
-PACKAGES=python3,python3-grpcio,python3-protobuf,python3-grpc-tools,python3-pkg-resources
+# pkg-resources because Debian's grpc-tools imports it without depending on it; python3-seccomp for
+# the runner's seccomp filter (quarry_runner/wall.py), without which the runner refuses to start.
+PACKAGES=python3,python3-grpcio,python3-protobuf,python3-grpc-tools,python3-pkg-resources,python3-seccomp
+DIGEST=$(printf '%s %s\n' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12)
+IMAGE="${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:$SUITE-$DIGEST}"
+
+if [[ "${1:-}" == "--print-image" ]]; then
+  echo "$IMAGE"
+  exit 0
+fi
 
 start=${EPOCHREALTIME/./}
 elapsed() { local us=$(( ${EPOCHREALTIME/./} - start )); printf '%d.%03ds' $((us / 1000000)) $((us / 1000 % 1000)); }
@@ -59,6 +69,7 @@ rm -rf "$rootfs"/var/cache/apt/* "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log
 # write them and would recompile every module on each sandbox start.
 
 tar --numeric-owner -C "$rootfs" -c . \
-  | docker import --change 'CMD ["/usr/bin/python3"]' - "$IMAGE" >/dev/null
+  | docker import --change 'CMD ["/usr/bin/python3"]' --change "LABEL dev.quarry.base-packages=$SUITE:$PACKAGES" \
+      - "$IMAGE" >/dev/null
 size=$(docker image inspect --format '{{.Size}}' "$IMAGE")
 echo "sandbox-base: imported $IMAGE, $((size / 1024 / 1024)) MiB ($(elapsed))"

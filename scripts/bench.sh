@@ -15,10 +15,23 @@ which=("${@:-all}")
 # The sandbox benchmark measures the runner of this checkout: build it into an image of its own
 # (Docker's layer cache makes this quick when nothing changed) unless one is named.
 if [[ " ${which[*]} " =~ " sandbox " || " ${which[*]} " =~ " analyses " || " ${which[*]} " =~ " soak " || " ${which[*]} " =~ " all " ]] && [[ -z "${QUARRY_SANDBOX_IMAGE:-}" ]]; then
-  docker image inspect quarry-sandbox-base:bookworm >/dev/null 2>&1 || bash sandbox-image/build-base.sh
-  docker build -q -f sandbox-image/Dockerfile --build-arg BASE_IMAGE=quarry-sandbox-base:bookworm \
+  bash sandbox-image/build-base.sh >/dev/null
+  docker build -q -f sandbox-image/Dockerfile --build-arg BASE_IMAGE="$(bash sandbox-image/build-base.sh --print-image)" \
     -t quarry-sandbox:bench . >/dev/null
   export QUARRY_SANDBOX_IMAGE=quarry-sandbox:bench
+fi
+# QUARRY_SANDBOX_BASELINE_REF=<commit>: also measure the runner of that commit (built into
+# quarry-sandbox:bench-baseline, on the base image it names) against this one, alternating, in the same run.
+if [[ -n "${QUARRY_SANDBOX_BASELINE_REF:-}" && -z "${QUARRY_SANDBOX_BASELINE_IMAGE:-}" ]]; then
+  baseline_tree=$(mktemp -d)
+  git archive "$QUARRY_SANDBOX_BASELINE_REF" sandbox-image proto | tar -x -C "$baseline_tree"
+  bash "$baseline_tree/sandbox-image/build-base.sh" >/dev/null
+  baseline_base=$(bash "$baseline_tree/sandbox-image/build-base.sh" --print-image 2>/dev/null || echo quarry-sandbox-base:bookworm)
+  [[ "$baseline_base" == quarry-sandbox-base:* ]] || baseline_base=quarry-sandbox-base:bookworm
+  (cd "$baseline_tree" && docker build -q -f sandbox-image/Dockerfile --build-arg BASE_IMAGE="$baseline_base" \
+    -t "${QUARRY_SANDBOX_IMAGE:-quarry-sandbox:bench}-baseline" . >/dev/null)
+  rm -rf "$baseline_tree"
+  export QUARRY_SANDBOX_BASELINE_IMAGE="${QUARRY_SANDBOX_IMAGE:-quarry-sandbox:bench}-baseline"
 fi
 # This checkout's own modules, not the copies in ~/.m2: those are whatever the last `mvn install` of
 # any checkout on the machine put there, and may be rewritten while the bench runs.

@@ -55,7 +55,7 @@ base_image() {
     "$java_home/bin/jlink" --add-modules "$jre_modules" --strip-debug --no-man-pages \
       --no-header-files --output "$work/jre" >&2
     cat >"$work/Dockerfile" <<EOF
-FROM ${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:bookworm}
+FROM $(bash "$root/sandbox-image/build-base.sh" --print-image)
 COPY jre /opt/java/openjdk
 ENV JAVA_HOME=/opt/java/openjdk PATH=/opt/java/openjdk/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 LABEL quarry.jre="$version $jre_modules"

@@ -135,10 +135,11 @@ step_maven() {
 }
 
 # The sandbox runner and its tests use Debian's Python with Debian's gRPC and protobuf
-# (no PyPI here); the tests generate their stubs with grpc_tools.
+# (no PyPI here); the tests generate their stubs with grpc_tools, put the runner under its seccomp
+# filter (python3-seccomp) and generate hostile programs with Hypothesis (python3-hypothesis).
 step_python() {
-    apt_ensure python3 python3-grpcio python3-protobuf python3-grpc-tools
-    say "python (grpcio, protobuf, grpc-tools) ok"
+    apt_ensure python3 python3-grpcio python3-protobuf python3-grpc-tools python3-seccomp python3-hypothesis
+    say "python (grpcio, protobuf, grpc-tools, seccomp, hypothesis) ok"
 }
 
 # ---------------------------------------------------------------- 3. PostgreSQL
@@ -460,13 +461,14 @@ step_sandbox_image() {
     if [[ ${QUARRY_SETUP_SKIP_DOCKER:-0} == 1 ]]; then
         return 0
     fi
-    local root image log
+    local root image base log
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     image="${QUARRY_SANDBOX_IMAGE:-quarry-sandbox:latest}"
+    base="$(bash "$root/sandbox-image/build-base.sh" --print-image)"
     bash "$root/sandbox-image/build-base.sh" >/dev/null || die "building the sandbox base image failed (sandbox-image/build-base.sh)"
     log="$(mktemp)"
     if ! (cd "$root" && docker build -q -f sandbox-image/Dockerfile \
-            --build-arg BASE_IMAGE="${QUARRY_SANDBOX_BASE_IMAGE:-quarry-sandbox-base:bookworm}" \
+            --build-arg BASE_IMAGE="$base" \
             -t "$image" .) >"$log" 2>&1; then
         cat "$log" >&2
         rm -f "$log"

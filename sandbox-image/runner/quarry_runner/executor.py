@@ -1,27 +1,30 @@
 """Runs cells of the restricted language in one persistent namespace.
 
-Each cell is validated, compiled with top-level await allowed, and run as a task on one event loop
-that lives as long as the sandbox, so coroutines and variables survive from cell to cell. Output
-goes through an OutputCapture; the last expression's value comes back as its repr, REPL-style.
+Each cell is validated, instrumented (every attribute read goes through guard.py), compiled with
+top-level await allowed, and run on the main thread. There is no event loop: a cell that awaits is
+a coroutine this module drives itself, and what search/list_documents/llm return is a Pending, an
+object of Quarry's own that is opaque to the code; awaiting one sends the callback and blocks until
+its reply. So nothing the code can hold leads to asyncio, a loop, a task or a future, and the only
+values the driver accepts from the code's coroutines are Pendings.
 
-Time limits: a SIGALRM timer raises CellTimeout inside the user's own frames (never inside the
-runner's), or cancels the cell's task when it is waiting on a callback. Code stuck inside C (a
-catastrophic regular expression) cannot be interrupted from inside; the gateway's hard kill of the
-container covers that.
+Time limits: a SIGALRM timer raises CellTimeout inside the cell's own frames (never inside the
+runner's), or ends the wait for a callback reply. Code stuck inside C (a catastrophic regular
+expression) cannot be interrupted from inside; the gateway's hard kill of the container covers that.
 """
 import ast
-import asyncio
 import builtins
 import dataclasses
 import inspect
+import itertools
 import json
+import queue
 import signal
 import sys
 import threading
 import time
 import traceback
 
-from . import standins, validator
+from . import guard, standins, validator
 from .output import OutputCapture
 
 CELL_FILENAME = "<cell>"
@@ -81,47 +84,71 @@ _SAFE_BUILTINS = (
 )
 
 
-def _safe_getattr(obj, name, *default):
-    if not isinstance(name, str):
-        raise TypeError("getattr(): attribute name must be a string")
-    reason = validator.forbidden_attribute_reason(name)
-    if reason or name in validator.FORMAT_METHODS:
-        raise AttributeError(f"attribute '{name}' is not accessible in the sandbox ({reason or 'use an f-string'})")
-    return getattr(obj, name, *default)
+def _print(*values, sep=" ", end="\n", file=None, flush=False):
+    # print(file=x) would call x.write from C, past the attribute gate; output has one place to go.
+    if file is not None:
+        raise TypeError("print(): file= is not available in the sandbox; output goes to stdout")
+    builtins.print(*values, sep=sep, end=end)
 
 
-def _safe_hasattr(obj, name):
-    try:
-        _safe_getattr(obj, name)
-    except AttributeError:
-        return False
-    return True
+class Pending:
+    """What search(), list_documents() and llm() return: a call not sent yet, sent when awaited.
+
+    Opaque to the code: it has no attribute the gate allows, and awaiting it is the only thing to do
+    with it. Awaiting yields the Pending itself to the executor's driver, which alone acts on it.
+    """
+    __slots__ = ("_kind", "_arguments", "_awaited")
+
+    def __init__(self, kind, arguments):
+        self._kind = kind
+        self._arguments = arguments
+        self._awaited = False
+
+    def __await__(self):
+        if self._awaited:
+            raise RuntimeError(f"this {self._kind}() call was already awaited; call {self._kind}() again")
+        self._awaited = True
+        return (yield self)
+
+    def __repr__(self):
+        return f"<pending {self._kind}() call: await it>"
+
+
+_END_OF_WAIT = object()
 
 
 class Executor:
-    """One sandbox's interpreter. Not thread-safe: cells run on the main thread, one at a time."""
+    """One sandbox's interpreter. Not thread-safe: cells run on the main thread, one at a time.
+
+    call_gateway(kind, arguments, reply) sends one callback (search / list_documents / llm) and
+    returns; reply(result=...) or reply(error=exception) is called once with its outcome, from any
+    thread, at once or later.
+    """
 
     def __init__(self, call_gateway, documents_root=standins.VIRTUAL_ROOT, on_file_read=None):
-        """call_gateway(kind, arguments) is an async function serving search / list_documents / llm."""
         self._call_gateway = call_gateway
         self._on_file_read = on_file_read or (lambda path: None)
         self._fs = standins.DocumentsFs(documents_root, on_read=lambda path: self._on_file_read(path))
         self._modules = standins.make_modules(self._fs)
-        self.loop = asyncio.new_event_loop()
         self.namespace = {"__builtins__": self._builtins()}
-        self.namespace.update(search=self._search_fn(), list_documents=self._list_documents_fn(),
-                              llm=self._llm_fn())
-        self._task = None
+        self.namespace.update(search=_search, list_documents=_list_documents, llm=_llm)
+        # Replies and wake-ups for the cell waiting on a callback. SimpleQueue, because the SIGALRM
+        # handler puts into it on the thread that may be inside get().
+        self._inbox = queue.SimpleQueue()
+        self._call_ids = itertools.count(1)
+        self._deadline = 0.0
         self._running = False
-        self._interrupt = CellTimeout
+        self._interrupt = None  # CellTimeout or CellCancelled once the running cell is interrupted
         self._lock = threading.Lock()
+        self.current_output = None
         signal.signal(signal.SIGALRM, self._on_alarm)
 
     # --- the names the code sees ---
     def _builtins(self):
         table = {name: getattr(builtins, name) for name in _SAFE_BUILTINS}
-        table.update(getattr=_safe_getattr, hasattr=_safe_hasattr, LimitExceeded=LimitExceeded,
+        table.update(getattr=guard.getattr_, hasattr=guard.hasattr_, print=_print, LimitExceeded=LimitExceeded,
                      __import__=self._import)
+        table[validator.ATTRIBUTE_GATE] = guard.attribute
         return table
 
     def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
@@ -129,42 +156,6 @@ class Executor:
         if level or name not in self._modules:
             raise ImportError(f"import of '{name}' is not allowed in the sandbox")
         return self._modules[name]
-
-    def _search_fn(self):
-        async def search(query, limit=10):
-            if not isinstance(query, str) or not query.strip():
-                raise ValueError("search(query, limit=10): query must be a non-empty string")
-            if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-                raise ValueError("search(query, limit=10): limit must be an int from 1 to 100")
-            return await self._callback("search", {"query": query, "limit": limit})
-        search.__qualname__ = "search"  # error messages name it as the code knows it
-        return search
-
-    def _list_documents_fn(self):
-        async def list_documents():
-            return await self._callback("list_documents", {})
-        list_documents.__qualname__ = "list_documents"
-        return list_documents
-
-    def _llm_fn(self):
-        async def llm(prompt):
-            if not isinstance(prompt, str) or not prompt.strip():
-                raise ValueError("llm(prompt): prompt must be a non-empty string")
-            return await self._callback("llm", {"prompt": prompt})
-        llm.__qualname__ = "llm"
-        return llm
-
-    async def _callback(self, kind, arguments):
-        # Measured before encoding: a 240 MB prompt should fail at once, not after json.dumps.
-        size = sum(len(v) for v in arguments.values() if isinstance(v, str))
-        if size > MAX_CALLBACK_ARGUMENT_CHARS:
-            raise ValueError(f"{kind}(): arguments of {size} characters are over the "
-                             f"{MAX_CALLBACK_ARGUMENT_CHARS} limit")
-        encoded = json.dumps(arguments)
-        if len(encoded) > MAX_CALLBACK_ARGUMENT_CHARS:
-            raise ValueError(f"{kind}(): arguments of {len(encoded)} characters are over the "
-                             f"{MAX_CALLBACK_ARGUMENT_CHARS} limit")
-        return await self._call_gateway(kind, arguments)
 
     def preload_documents(self, document_ids):
         """Defines `documents` from /documents/{id}/ (metadata.json and content.txt)."""
@@ -204,7 +195,7 @@ class Executor:
 
     def _run(self, code, capture, wall_time_ms):
         try:
-            tree = validator.validate(code)
+            tree = validator.instrument(validator.validate(code))
             body, last = _split_last_expression(tree)
             flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
             body_code = compile(body, CELL_FILENAME, "exec", flags=flags, dont_inherit=True)
@@ -216,20 +207,28 @@ class Executor:
         except (RecursionError, MemoryError):
             return CellOutcome("error", "ForbiddenConstruct", "line 1: code too complex to compile is not allowed")
 
-        self._task = self.loop.create_task(self._evaluate(body_code, last_code))
-        self._interrupt = CellTimeout
-        self._running = True
+        with self._lock:
+            self._interrupt = None
+            self._running = True
+        self._deadline = time.monotonic() + wall_time_ms / 1000
+        while True:  # replies and wake-ups left over from an earlier cell
+            try:
+                self._inbox.get_nowait()
+            except queue.Empty:
+                break
         signal.setitimer(signal.ITIMER_REAL, wall_time_ms / 1000)
         try:
-            value = self.loop.run_until_complete(self._task)
-        except (CellInterrupted, asyncio.CancelledError):
-            # A cancelled task means the interrupt came while it awaited the gateway.
-            return CellOutcome(self._interrupt.status, _INTERRUPT_TYPES[self._interrupt],
-                               _interrupt_message(self._interrupt, wall_time_ms))
+            value = self._evaluate(body_code, last_code)
+            if self._interrupt is not None:  # the code swallowed the interrupt and went on
+                raise self._interrupt()
+        except CellInterrupted:
+            kind = self._interrupt or CellTimeout
+            return CellOutcome(kind.status, _INTERRUPT_TYPES[kind], _interrupt_message(kind, wall_time_ms))
         except Exception as e:
             return _error_outcome(e, code)
         finally:
-            self._running = False
+            with self._lock:
+                self._running = False
             self._disarm()
         if value is None:
             return CellOutcome("ok")
@@ -238,16 +237,64 @@ class Executor:
         except Exception as e:
             return _error_outcome(e, code)
 
-    async def _evaluate(self, body_code, last_code):
+    def _evaluate(self, body_code, last_code):
         result = eval(body_code, self.namespace)
         if body_code.co_flags & inspect.CO_COROUTINE:
-            await result
+            self._drive(result)
         if last_code is None:
             return None
         value = eval(last_code, self.namespace)
         if last_code.co_flags & inspect.CO_COROUTINE:
-            value = await value
+            value = self._drive(value)
         return value
+
+    def _drive(self, coroutine):
+        """Runs a cell's coroutine to its end, serving each Pending it awaits; returns its value."""
+        value, error = None, None
+        try:
+            while True:
+                try:
+                    awaited = coroutine.send(value) if error is None else coroutine.throw(error)
+                except StopIteration as done:
+                    return done.value
+                value, error = None, None
+                if type(awaited) is not Pending:
+                    # Only a Pending yields to this driver; anything else is refused, not acted on.
+                    error = TypeError("only search(), list_documents() and llm() can be awaited in the sandbox")
+                    continue
+                try:
+                    value = self._serve(awaited)
+                except BaseException as e:  # the callback's error, or the interrupt, goes into the code
+                    error = e
+        finally:
+            coroutine.close()
+
+    def _serve(self, pending):
+        """Sends one callback and waits for its reply, the deadline or an interrupt."""
+        if self._interrupt is not None:
+            raise self._interrupt()
+        kind, arguments = pending._kind, pending._arguments
+        _check_callback_size(kind, arguments)
+        call_id = next(self._call_ids)
+        put = self._inbox.put
+
+        def reply(result=None, error=None):
+            put((call_id, result, error))
+        self._call_gateway(kind, arguments, reply)
+        while True:
+            try:
+                item = self._inbox.get(timeout=max(0.0, self._deadline - time.monotonic()))
+            except queue.Empty:
+                self._interrupted(CellTimeout)
+                item = _END_OF_WAIT
+            if self._interrupt is not None:
+                raise self._interrupt()
+            if item is _END_OF_WAIT or item[0] != call_id:
+                continue  # a wake-up that was not an interrupt, or a late reply to an abandoned call
+            _, result, error = item
+            if error is not None:
+                raise error
+            return result
 
     # --- interrupts ---
     def interrupt(self):
@@ -255,28 +302,71 @@ class Executor:
         with self._lock:
             if not self._running:
                 return
-            self._interrupt = CellCancelled
+            self._interrupted(CellCancelled)
+        self._inbox.put(_END_OF_WAIT)
         signal.pthread_kill(threading.main_thread().ident, signal.SIGALRM)
+
+    def _interrupted(self, kind):
+        if self._interrupt is None:
+            self._interrupt = kind
 
     def _on_alarm(self, signum, frame):
         if not self._running:
             return
+        self._interrupted(CellTimeout)
         # Keep interrupting while the code swallows it; the gateway's hard kill is the backstop.
         signal.setitimer(signal.ITIMER_REAL, _REINTERRUPT_SECONDS)
-        if frame is not None and frame.f_code.co_filename == CELL_FILENAME:
+        if frame is not None and frame.f_code.co_filename in _INTERRUPTIBLE_FILES:
             raise self._interrupt()
-        # In the runner's or asyncio's code (typically waiting for a callback reply): raising here
-        # could corrupt the loop, so the task is cancelled at its next await instead.
-        task = self._task
-        if task is not None and not task.done():
-            self.loop.call_soon_threadsafe(task.cancel)
+        # In the runner's own code (typically waiting for a callback reply): raising here could leave
+        # it half done, so the wait is woken instead and raises the interrupt itself.
+        self._inbox.put(_END_OF_WAIT)
 
     def _disarm(self):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
     def close(self):
         self._disarm()
-        self.loop.close()
+
+
+# The cell's frames, and the gate's (which keeps no state), may be interrupted where they stand.
+_INTERRUPTIBLE_FILES = frozenset({CELL_FILENAME, guard.__file__})
+
+
+def _search(query, limit=10):
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("search(query, limit=10): query must be a non-empty string")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+        raise ValueError("search(query, limit=10): limit must be an int from 1 to 100")
+    return Pending("search", {"query": query, "limit": limit})
+
+
+def _list_documents():
+    return Pending("list_documents", {})
+
+
+def _llm(prompt):
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("llm(prompt): prompt must be a non-empty string")
+    return Pending("llm", {"prompt": prompt})
+
+
+# Error messages and signatures name them as the code knows them.
+_search.__name__ = _search.__qualname__ = "search"
+_list_documents.__name__ = _list_documents.__qualname__ = "list_documents"
+_llm.__name__ = _llm.__qualname__ = "llm"
+
+
+def _check_callback_size(kind, arguments):
+    # Measured before encoding: a 240 MB prompt should fail at once, not after json.dumps.
+    size = sum(len(v) for v in arguments.values() if isinstance(v, str))
+    if size > MAX_CALLBACK_ARGUMENT_CHARS:
+        raise ValueError(f"{kind}(): arguments of {size} characters are over the "
+                         f"{MAX_CALLBACK_ARGUMENT_CHARS} limit")
+    encoded = json.dumps(arguments)
+    if len(encoded) > MAX_CALLBACK_ARGUMENT_CHARS:
+        raise ValueError(f"{kind}(): arguments of {len(encoded)} characters are over the "
+                         f"{MAX_CALLBACK_ARGUMENT_CHARS} limit")
 
 
 _INTERRUPT_TYPES = {CellTimeout: "Timeout", CellCancelled: "Cancelled"}

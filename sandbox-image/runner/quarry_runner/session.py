@@ -1,7 +1,7 @@
 """The runner's side of quarry.sandbox.v1: one stream to the gateway, cells run on the main thread.
 
 Threads: grpc drains the outbox on its own thread; a reader thread receives the gateway's messages,
-queues cells, resolves callback replies on the event loop and forwards cancels; the main thread
+queues cells, hands callback replies to the waiting cell and forwards cancels; the main thread
 runs the cells (signals, and so time limits, only work there).
 """
 import itertools
@@ -45,7 +45,7 @@ class Session:
         self._stub = stub
         self._outbox = queue.Queue()
         self._cells = queue.Queue()
-        self._pending = {}  # call_id -> asyncio.Future, touched only on the event loop
+        self._pending = {}  # call_id -> the executor's reply function for that callback
         self._call_ids = itertools.count(1)
         self._cell_id = None
         self._started_at = started_at
@@ -73,7 +73,7 @@ class Session:
                 if kind == "execute":
                     self._cells.put(message.execute)
                 elif kind == "callback_reply":
-                    self._executor.loop.call_soon_threadsafe(self._resolve, message.callback_reply)
+                    self._resolve(message.callback_reply)
                 elif kind == "cancel":
                     if message.cancel.cell_id == self._cell_id:
                         self._executor.interrupt()
@@ -87,17 +87,17 @@ class Session:
             self._cells.put(_END)
 
     def _resolve(self, reply):
-        future = self._pending.get(reply.call_id)
-        if future is None or future.done():
-            return  # the cell that asked was cancelled or timed out
+        deliver = self._pending.pop(reply.call_id, None)
+        if deliver is None:
+            return  # not asked, or asked twice
         if reply.WhichOneof("outcome") == "result_json":
             try:
-                future.set_result(json.loads(reply.result_json))
+                deliver(result=json.loads(reply.result_json))
             except ValueError:
-                future.set_exception(RuntimeError("the gateway's reply was not valid JSON"))
+                deliver(error=RuntimeError("the gateway's reply was not valid JSON"))
         else:
             error_type = CALLBACK_ERROR_TYPES.get(reply.error.type, RuntimeError)
-            future.set_exception(error_type(reply.error.message))
+            deliver(error=error_type(reply.error.message))
 
     # --- runner -> gateway ---
     def _execute(self, request):
@@ -121,19 +121,16 @@ class Session:
     def _file_read(self, path):
         self._send(file_read=pb.FileRead(cell_id=self._cell_id or "", path=path))
 
-    async def _call_gateway(self, kind, arguments):
+    def _call_gateway(self, kind, arguments, reply):
         call_id = str(next(self._call_ids))
-        future = self._executor.loop.create_future()
-        self._pending[call_id] = future
+        # A reply to a call its cell stopped waiting for is dropped by the executor, so entries of
+        # abandoned calls are only dropped here when their reply comes.
+        self._pending[call_id] = reply
         # What was printed before the call belongs before it in the stream.
         self._executor.current_output.flush()
         self._send(callback=pb.CallbackRequest(cell_id=self._cell_id, call_id=call_id,
                                                kind=_CALLBACK_KINDS[kind],
                                                arguments_json=json.dumps(arguments)))
-        try:
-            return await future
-        finally:
-            self._pending.pop(call_id, None)
 
     def _send(self, **kind):
         self._outbox.put(pb.SandboxMessage(**kind))

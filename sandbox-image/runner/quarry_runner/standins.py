@@ -13,8 +13,9 @@ import re as _re
 
 # The root as the code sees it; the runner maps it onto the real documents directory.
 VIRTUAL_ROOT = "/documents"
+JSONDecodeError = _json.JSONDecodeError
 
-_WRITE_METHODS = ("write_text", "write_bytes", "mkdir", "rmdir", "unlink", "touch", "rename",
+WRITE_METHODS = ("write_text", "write_bytes", "mkdir", "rmdir", "unlink", "touch", "rename",
                   "replace", "symlink_to", "hardlink_to", "chmod", "open")
 
 
@@ -24,6 +25,11 @@ class StandInModule:
     def __init__(self, name, members):
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_members", dict(members))
+
+    @staticmethod
+    def members(module):
+        """The names the module offers (read by guard.py, which never calls the module's own lookup)."""
+        return object.__getattribute__(module, "_members")
 
     def __getattr__(self, attr):
         members = object.__getattribute__(self, "_members")
@@ -58,7 +64,9 @@ def make_modules(documents):
     return {
         "json": StandInModule("json", {"loads": _loads, "dumps": _dumps,
                                        "JSONDecodeError": _json.JSONDecodeError}),
-        "re": StandInModule("re", {n: getattr(_re, n) for n in re_names}),
+        # The flags as plain ints: re.RegexFlag is an enum whose iterator is a generator of enum.py's.
+        "re": StandInModule("re", {n: int(v) if isinstance(v, _re.RegexFlag) else v
+                                   for n in re_names for v in (getattr(_re, n),)}),
         "math": StandInModule("math", {n: getattr(_math, n) for n in math_names}),
         "pathlib": StandInModule("pathlib", {"Path": documents.path_class}),
     }
@@ -248,7 +256,7 @@ def _read_only(method):
     return refuse
 
 
-for _method in _WRITE_METHODS:
+for _method in WRITE_METHODS:
     setattr(Path, _method, _read_only(_method))
 
 

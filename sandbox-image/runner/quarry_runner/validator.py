@@ -3,10 +3,12 @@
 It is an allow-list: a node type not named here is refused, so syntax added by a later Python is
 refused until someone decides otherwise. Every refusal names the construct and its line.
 
-The language is a usability contract and a first fence; the container is the security boundary.
+After the check, instrument() routes every attribute read through guard.attribute, the run-time
+allow-list that is the language's boundary; this module's checks are the early, friendlier refusals.
 """
 import ast
-import string
+
+from .guard import unsafe_format_field
 
 # Larger programs than this are not "a cell"; refusing them early keeps parse time and memory small.
 MAX_SOURCE_CHARS = 200_000
@@ -26,9 +28,11 @@ IMPORTABLE = {
 # Attribute-name prefixes of frames, code objects, tracebacks, generators and coroutines, plus the
 # Python 2 spellings of function internals: each one leads to globals or builtins.
 INTERNAL_PREFIXES = ("f_", "co_", "tb_", "gi_", "cr_", "ag_", "func_", "im_")
-# Driving a coroutine by hand hands out the event loop's futures, and through them the loop.
+# Driving a coroutine by hand would hand out what it awaits (once, the event loop's futures): refused
+# early here by name, and by guard.py's allow-list whatever the spelling.
 INTERNAL_NAMES = frozenset({"send", "throw", "mro"})
-# str.format reads attributes named inside the format string: only literal templates are checked.
+# str.format reads attributes named inside the format string: templates are checked here when literal,
+# and by guard.py at run time.
 FORMAT_METHODS = frozenset({"format", "format_map"})
 
 
@@ -147,30 +151,17 @@ def _check_attribute(node, line):
     reason = forbidden_attribute_reason(node.attr)
     if reason:
         raise ForbiddenConstruct(f"attribute '{node.attr}'", line, reason)
+    if not isinstance(node.ctx, ast.Load):
+        raise ForbiddenConstruct(f"assigning or deleting attribute '{node.attr}'", line,
+                                 "only variables, list items and dict keys can be assigned")
     if node.attr in FORMAT_METHODS:
         template = node.value
         if not (isinstance(template, ast.Constant) and isinstance(template.value, str)):
             raise ForbiddenConstruct(f"'.{node.attr}' on a non-literal string", line, "use an f-string")
-        bad = _unsafe_format_field(template.value)
+        bad = unsafe_format_field(template.value)
         if bad is not None:
             raise ForbiddenConstruct(f"format field '{{{bad}}}'", line,
                                      "format fields may index but not reach attributes; use an f-string")
-
-
-def _unsafe_format_field(template):
-    """The first replacement field that reads an attribute ("{0.x}"), or None when there is none."""
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError:
-        return None  # str.format would raise the same ValueError at run time
-    for _, field, spec, _ in parsed:
-        if field and "." in field:
-            return field
-        if spec:
-            bad = _unsafe_format_field(spec)
-            if bad is not None:
-                return bad
-    return None
 
 
 def _check_import(module, line):
@@ -197,3 +188,22 @@ def _check_import_from(node, line):
                                      f"{module} offers {', '.join(sorted(names))}")
         if alias.asname:
             _check_name(alias.asname, line)
+
+
+# The name instrumented code calls for every attribute read; a cell cannot spell it ('__' names are
+# refused above), so it can neither call nor rebind it.
+ATTRIBUTE_GATE = "__quarry_attr__"
+
+
+class _RouteAttributes(ast.NodeTransformer):
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        call = ast.Call(func=ast.Name(id=ATTRIBUTE_GATE, ctx=ast.Load()),
+                        args=[node.value, ast.Constant(value=node.attr)], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def instrument(tree):
+    """Rewrites every `x.name` read of a validated tree as __quarry_attr__(x, 'name'), in place."""
+    _RouteAttributes().visit(tree)
+    return ast.fix_missing_locations(tree)

@@ -62,13 +62,29 @@ def run(executor, code, **limits):
 
 
 class FakeGateway:
-    """Serves callbacks in-process with canned answers and records the calls."""
+    """Serves callbacks in-process with canned answers and records the calls.
 
-    def __init__(self):
+    answer(kind, arguments) gives the result, raises the callback's error, or returns NO_REPLY for a
+    gateway that never answers; the reply comes at once, on the calling thread.
+    """
+    NO_REPLY = object()
+
+    def __init__(self, answer=None):
         self.calls = []
+        self._answer = answer or self.canned
 
-    async def __call__(self, kind, arguments):
+    def __call__(self, kind, arguments, reply):
         self.calls.append((kind, arguments))
+        try:
+            result = self._answer(kind, arguments)
+        except Exception as e:
+            reply(error=e)
+            return
+        if result is not self.NO_REPLY:
+            reply(result=result)
+
+    @staticmethod
+    def canned(kind, arguments):
         if kind == "search":
             return [{"chunk_id": "c1", "content": f"hit for {arguments['query']}", "score": 1.0}]
         if kind == "list_documents":

@@ -1,4 +1,5 @@
-"""Every payload of shared/data/escape-corpus.dev.json through the validator and the executor.
+"""Every payload of shared/data/escape-corpus.dev.json and of the project's own corpus
+(escape-corpus.quarry.json, next to this file) through the validator and the executor.
 
 Each payload runs in its own child process (corpus_worker.py) with an address-space limit in place
 of the container's memory limit. These are the in-process fences only: the same corpus runs again
@@ -19,6 +20,8 @@ from quarry_runner.validator import ForbiddenConstruct, validate
 
 WORKER = pathlib.Path(__file__).with_name("corpus_worker.py")
 CORPUS = support.SHARED_DATA / "escape-corpus.dev.json"
+# The project's own, grown with each class of escape found: the language boundary's (issue 14).
+PROJECT_CORPUS = pathlib.Path(__file__).with_name("escape-corpus.quarry.json")
 CANARY = "QUARRY-CANARY-7f3a9c"
 # The hard kill the container would get: the worker's wall time (2 s) plus start-up and a generous
 # grace, since this machine's two cores are shared.
@@ -76,8 +79,16 @@ class EscapeCorpus(unittest.TestCase):
         self.assertEqual({p["expect"] for p in self.payloads}, {"must_fail", "must_be_contained"})
 
     def test_every_payload_meets_its_expectation_without_side_effects(self):
+        self.meet_expectations(self.payloads)
+
+    def test_every_payload_of_the_project_corpus_meets_its_expectation(self):
+        payloads = json.loads(PROJECT_CORPUS.read_text())
+        self.assertEqual({p["expect"] for p in payloads}, {"must_fail", "must_be_contained"})
+        self.meet_expectations(payloads, contained_must_succeed=True)
+
+    def meet_expectations(self, payloads, contained_must_succeed=False):
         existed = {p for p in PROBED_PATHS if os.path.lexists(p)}
-        for payload in self.payloads:
+        for payload in payloads:
             with self.subTest(payload["id"]):
                 try:
                     validate(payload["code"])
@@ -97,6 +108,10 @@ class EscapeCorpus(unittest.TestCase):
                 self.assertNotIn("root:x:0:0", everything, "/etc/passwd leaked")
                 if payload["expect"] == "must_fail":
                     self.assertEqual(outcome["status"], "error", outcome)
+                    if "error_type" in payload:  # the project's say how they must fail, not only that they do
+                        self.assertEqual(outcome["error_type"], payload["error_type"], outcome)
+                elif contained_must_succeed:  # the project's contained payloads are allowed programs
+                    self.assertEqual(outcome["status"], "ok", outcome)
                 else:
                     self.assertIn(outcome["status"], ("ok", "error", "timeout"), outcome)
                     self.assertLess(time.monotonic() - started, HARD_KILL_SECONDS)

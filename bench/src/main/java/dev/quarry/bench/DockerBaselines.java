@@ -38,7 +38,8 @@ final class DockerBaselines implements AutoCloseable {
       docker.inspectImageCmd(image).exec();
     } catch (NotFoundException e) {
       throw new IllegalStateException("sandbox image " + image + " is not in the Docker engine; build it with"
-          + " `docker build -f sandbox-image/Dockerfile --build-arg BASE_IMAGE=quarry-sandbox-base:bookworm -t "
+          + " `docker build -f sandbox-image/Dockerfile --build-arg BASE_IMAGE=$(sandbox-image/build-base.sh"
+          + " --print-image) -t "
           + image + " .` or set QUARRY_SANDBOX_IMAGE", e);
     }
   }

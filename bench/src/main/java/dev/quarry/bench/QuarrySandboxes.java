@@ -70,8 +70,13 @@ final class QuarrySandboxes implements AutoCloseable {
 
   /** A service with its own gateway id, so its containers are told apart from anyone else's. */
   SandboxService service(SandboxSettings base, Path runRoot, int pool) throws Exception {
+    return service(base, base.image(), runRoot, pool);
+  }
+
+  /** The same service on another image (a baseline runner measured in the same run). */
+  SandboxService service(SandboxSettings base, String image, Path runRoot, int pool) throws Exception {
     Files.createDirectories(runRoot);
-    SandboxSettings settings = new SandboxSettings(base.dockerHost(), base.image(), base.command(), base.user(),
+    SandboxSettings settings = new SandboxSettings(base.dockerHost(), image, base.command(), base.user(),
         "bench-" + UUID.randomUUID().toString().substring(0, 8), runRoot, base.limits(), base.maxLimits(), pool,
         base.reapInterval(), false, base.maxActive(), base.maxWait());
     SandboxService service = new SandboxService(stack.vertx(), settings, fs::sync);

@@ -92,8 +92,14 @@ public final class SandboxBench {
       base = baselines(naive, rows);
     }
     Quarry quarry;
+    // A runner image to measure this one against in the same run (bench.sh builds it from the
+    // commit named by QUARRY_SANDBOX_BASELINE_REF), e.g. the runner before a change.
+    String baselineImage = env.getOrDefault("QUARRY_SANDBOX_BASELINE_IMAGE", "");
     try (QuarrySandboxes q = new QuarrySandboxes(paths, model)) {
       quarry = quarry(q, settings, rows);
+      if (!baselineImage.isBlank()) {
+        againstBaseline(q, settings, baselineImage, rows);
+      }
     }
     List<String> verdicts = List.of(
         verdict("warm-pool acquire p50 <= 5 ms", quarry.warm().p50(), 5),
@@ -137,12 +143,82 @@ public final class SandboxBench {
         container is already running and is not removed either.
 
         """, POOL, SEARCH_CELLS));
+    if (!baselineImage.isBlank()) {
+      md.append(String.format(Locale.ROOT, """
+          Against a baseline runner: this image and `%s` (QUARRY_SANDBOX_BASELINE_IMAGE, or the runner of
+          QUARRY_SANDBOX_BASELINE_REF built by bench.sh), each on a service without a pool, a cold start
+          of one then of the other, %d times; then one session on each and a trivial cell on one then
+          on the other, %d times, after 20 warm-up cells each: both see the same moments of load.
+
+          """, baselineImage, COLD_STARTS, TRIVIAL_CELLS));
+    }
     md.append("### Targets\n\n");
     verdicts.forEach(v -> md.append("- ").append(v).append('\n'));
     System.out.println(header());
     rows.forEach(r -> System.out.println(r.markdown()));
     verdicts.forEach(System.out::println);
     return md.toString();
+  }
+
+  /**
+   * Cold start and trivial cell of this image against a baseline image, alternating one of each so
+   * that both see the same load on this shared machine.
+   */
+  private static void againstBaseline(QuarrySandboxes q, SandboxSettings current, String baselineImage,
+      List<Row> rows) throws Exception {
+    System.out.println("sandbox: this runner against " + baselineImage);
+    UUID tenant = q.tenant();
+    Callbacks callbacks = q.callbacks();
+    SandboxService now = q.service(current, q.runRoot(), 0);
+    SandboxService before = q.service(current, baselineImage, q.runRoot(), 0);
+    try {
+      double[][] cold = new double[2][COLD_STARTS];
+      SandboxService[] services = {now, before};
+      for (SandboxService s : services) {
+        s.open(tenant, Scope.ALL, callbacks).compose(SandboxSession::close).await();
+      }
+      for (int i = 0; i < COLD_STARTS; i++) {
+        for (int k = 0; k < 2; k++) {
+          long start = System.nanoTime();
+          SandboxSession s = services[k].open(tenant, Scope.ALL, callbacks).await();
+          cold[k][i] = (System.nanoTime() - start) / 1e6;
+          s.close().await();
+        }
+      }
+      double[][] trivial = new double[2][TRIVIAL_CELLS];
+      SandboxSession[] sessions = {now.open(tenant, Scope.ALL, callbacks).await(),
+          before.open(tenant, Scope.ALL, callbacks).await()};
+      try {
+        CellOptions defaults = CellOptions.defaults(now.settings());
+        for (int i = 0; i < 20; i++) {
+          for (SandboxSession s : sessions) {
+            QuarrySandboxes.run(s, TRIVIAL, defaults);
+          }
+        }
+        for (int i = 0; i < TRIVIAL_CELLS; i++) {
+          for (int k = 0; k < 2; k++) {
+            long start = System.nanoTime();
+            expect(QuarrySandboxes.run(sessions[k], TRIVIAL, defaults).stdout(), "2\n");
+            trivial[k][i] = (System.nanoTime() - start) / 1e6;
+          }
+        }
+      } finally {
+        for (SandboxSession s : sessions) {
+          s.close().await();
+        }
+      }
+      String[] who = {"this runner (" + current.image() + ")", "baseline runner (" + baselineImage + ")"};
+      for (int k = 0; k < 2; k++) {
+        rows.add(new Row(who[k], "cold start, alternating with the other image", Percentiles.of(cold[k])));
+      }
+      for (int k = 0; k < 2; k++) {
+        rows.add(new Row(who[k], "trivial cell round trip, alternating with the other image",
+            Percentiles.of(trivial[k])));
+      }
+    } finally {
+      now.close().await();
+      before.close().await();
+    }
   }
 
   private static String loadAverage() {

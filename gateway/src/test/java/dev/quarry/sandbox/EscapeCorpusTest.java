@@ -123,14 +123,31 @@ class EscapeCorpusTest {
     return new IngestRequest(name, "test://" + name, null, "text/markdown", content.getBytes(StandardCharsets.UTF_8));
   }
 
-  record Payload(String id, String category, String expect, String code) {}
+  /** {@code errorType}: the project corpus says how a payload must fail; null where it does not. */
+  record Payload(String id, String category, String expect, String code, String errorType) {}
 
   static List<Payload> corpus() throws IOException {
-    JsonArray all = new JsonArray(Files.readString(SharedData.path("escape-corpus.dev.json")));
+    return corpus(SharedData.path("escape-corpus.dev.json"));
+  }
+
+  /** The project's own corpus, grown with each class of escape found (issue 14: the language boundary). */
+  static List<Payload> projectCorpus() throws IOException {
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      Path file = dir.resolve("sandbox-image/runner/tests/escape-corpus.quarry.json");
+      if (Files.exists(file)) {
+        return corpus(file);
+      }
+    }
+    throw new IllegalStateException("sandbox-image/runner/tests/escape-corpus.quarry.json not found");
+  }
+
+  private static List<Payload> corpus(Path file) throws IOException {
+    JsonArray all = new JsonArray(Files.readString(file));
     List<Payload> out = new ArrayList<>();
     for (int i = 0; i < all.size(); i++) {
       JsonObject p = all.getJsonObject(i);
-      out.add(new Payload(p.getString("id"), p.getString("category"), p.getString("expect"), p.getString("code")));
+      out.add(new Payload(p.getString("id"), p.getString("category"), p.getString("expect"), p.getString("code"),
+          p.getString("error_type")));
     }
     return out;
   }
@@ -150,6 +167,13 @@ class EscapeCorpusTest {
     List<String> only = List.of(System.getProperty("escape.only", "").split(",")).stream()
         .filter(id -> !id.isBlank()).toList();
     return corpus().stream().filter(p -> only.isEmpty() || only.contains(p.id())).map(p -> DynamicTest.dynamicTest(p.id() + " " + p.category() + " " + p.expect(),
+        () -> runPayload(p)));
+  }
+
+  @TestFactory
+  @Order(2)
+  Stream<DynamicTest> everyPayloadOfTheProjectCorpusMeetsItsExpectation() throws IOException {
+    return projectCorpus().stream().map(p -> DynamicTest.dynamicTest(p.id() + " " + p.category() + " " + p.expect(),
         () -> runPayload(p)));
   }
 
@@ -177,6 +201,10 @@ class EscapeCorpusTest {
       assertThat(outcome.success()).as("must fail: %s", outcome.toToolResult()).isFalse();
       assertThat(outcome.error()).isNotNull();
       assertThat(outcome.error().type()).isNotBlank();
+      if (payload.errorType() != null) {
+        assertThat(outcome.error().type()).as("how %s must fail: %s", payload.id(), outcome.toToolResult())
+            .isEqualTo(payload.errorType());
+      }
     } else {
       // Contained: it ended (the get above), and either completed or ended with a typed error.
       if (!outcome.success()) {

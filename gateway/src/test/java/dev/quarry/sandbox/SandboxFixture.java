@@ -18,7 +18,11 @@ import java.util.concurrent.TimeUnit;
  * sandboxes on the shared engine), a run root and two tenants' documents directories.
  */
 final class SandboxFixture implements AutoCloseable {
-  static final String IMAGE = "quarry-sandbox-base:bookworm";
+  /**
+   * The base image's name, as sandbox-image/build-base.sh derives it from its package list (so a
+   * machine that has an older base, without a package the runner now needs, builds the new one).
+   */
+  static final String IMAGE = baseImageName();
   /** A command that keeps the container running without the runner (which is built elsewhere). */
   static final List<String> IDLE = List.of("sleep", "infinity");
   private static final Duration IMAGE_BUILD_WAIT = Duration.ofMinutes(15);
@@ -130,6 +134,23 @@ final class SandboxFixture implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while building the sandbox base image", e);
+    }
+  }
+
+  private static String baseImageName() {
+    try {
+      Process p = new ProcessBuilder("bash", locate("sandbox-image/build-base.sh").toString(), "--print-image")
+          .redirectErrorStream(true).start();
+      String name = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0 || name.isEmpty() || name.contains("\n")) {
+        throw new IllegalStateException("sandbox-image/build-base.sh --print-image failed: " + name);
+      }
+      return name;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot run sandbox-image/build-base.sh --print-image", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while naming the sandbox base image", e);
     }
   }
 
