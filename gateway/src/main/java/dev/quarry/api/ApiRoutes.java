@@ -126,6 +126,7 @@ public final class ApiRoutes {
     admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
     if (analyses != null) {
       analyses.mount(router);
+      new OpenAiRoutes(analyses).mount(router, LimitedBody.json(JSON_BODY_LIMIT));
     }
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
@@ -392,7 +393,9 @@ public final class ApiRoutes {
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
-    discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), WireFormat.error(error)));
+    JsonObject body = OpenAiRoutes.speaksOpenAi(ctx)
+        ? WireFormat.openAiError(error) : WireFormat.error(error);
+    discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), body));
   }
 
   /**
