@@ -96,7 +96,7 @@ final class McpTools {
           return failed ? McpSchema.CallToolResult.builder().content(result.content())
               .structuredContent(structured).isError(true).build() : result;
         })));
-    if (analyses == null) {
+    if (analyses == null || !analyses.service().settings().modelConfigured()) {
       return tools; // no model configured on this gateway: no analyses to ask for
     }
     tools.add(tool("ask", "Answers a question over your documents: a model writes and runs code until it can answer."
