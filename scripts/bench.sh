@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|documents|sandbox|tenants|analyses|soak|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
@@ -14,7 +14,7 @@ export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
 which=("${@:-all}")
 # The sandbox benchmark measures the runner of this checkout: build it into an image of its own
 # (Docker's layer cache makes this quick when nothing changed) unless one is named.
-if [[ " ${which[*]} " =~ " sandbox " || " ${which[*]} " =~ " analyses " || " ${which[*]} " =~ " soak " || " ${which[*]} " =~ " all " ]] && [[ -z "${QUARRY_SANDBOX_IMAGE:-}" ]]; then
+if [[ " ${which[*]} " =~ " sandbox " || " ${which[*]} " =~ " analyses " || " ${which[*]} " =~ " surfaces " || " ${which[*]} " =~ " soak " || " ${which[*]} " =~ " all " ]] && [[ -z "${QUARRY_SANDBOX_IMAGE:-}" ]]; then
   bash sandbox-image/build-base.sh >/dev/null
   docker build -q -f sandbox-image/Dockerfile --build-arg BASE_IMAGE="$(bash sandbox-image/build-base.sh --print-image)" \
     -t quarry-sandbox:bench . >/dev/null

@@ -15,7 +15,7 @@ import java.util.Set;
  * a PostgreSQL cluster of its own and kills containers, so it runs only when named.
  */
 public final class BenchMain {
-  private static final List<String> ALL = List.of("retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses");
+  private static final List<String> ALL = List.of("retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces");
 
   private BenchMain() {}
 
@@ -24,9 +24,9 @@ public final class BenchMain {
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
         case "all" -> which.addAll(ALL);
-        case "retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, models, latency, ingest, sandbox, tenants, analyses, soak,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -53,6 +53,7 @@ public final class BenchMain {
           case "sandbox" -> { title = "Sandboxes"; body = new SandboxBench(paths, model).run(); }
           case "tenants" -> { title = "Tenant isolation under load"; body = new TenantIsolationBench().run(); }
           case "analyses" -> { title = "Analyses: gateway overhead and concurrency"; body = new AnalysesBench().run(); }
+          case "surfaces" -> { title = "The OpenAI-compatible and MCP surfaces against REST"; body = new SurfacesBench().run(); }
           case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }
           default -> {
             for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),

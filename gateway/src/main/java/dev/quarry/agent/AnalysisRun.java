@@ -105,12 +105,21 @@ final class AnalysisRun implements Runnable {
     deadline = started.plusMillis(budgets.wallTimeMs());
     End end;
     try {
-      live.emit(AnalysisEvent.STARTED, new JsonObject()
+      JsonObject first = new JsonObject()
           .put("analysis_id", live.id().toString())
           .put("question", request.question())
           .put("document_ids", ids(request.scope().documentIds()))
           .put("model", deps.model().model())
-          .put("budgets", budgets.toJson()));
+          .put("budgets", budgets.toJson());
+      // What a chat client sent beside its question is part of the record: a reader of the events
+      // sees everything the model was given.
+      if (!request.conversation().isEmpty()) {
+        first.put("conversation", turns(request.conversation()));
+      }
+      if (!request.instructions().isEmpty()) {
+        first.put("instructions", request.instructions());
+      }
+      live.emit(AnalysisEvent.STARTED, first);
       end = loop();
     } catch (Stop s) {
       end = s.end;
@@ -147,6 +156,10 @@ final class AnalysisRun implements Runnable {
     openSandbox();
     messages.add(ChatCompletionMessageParam.ofSystem(
         ChatCompletionSystemMessageParam.builder().content(SystemPrompt.TEXT).build()));
+    if (!request.instructions().isBlank()) {
+      messages.add(ChatCompletionMessageParam.ofSystem(ChatCompletionSystemMessageParam.builder()
+          .content(CALLER_INSTRUCTIONS + request.instructions()).build()));
+    }
     messages.add(user(firstUserMessage()));
     while (true) {
       checkBudgets();
@@ -203,8 +216,24 @@ final class AnalysisRun implements Runnable {
     }
   }
 
+  /** Heads the caller's own instructions, which add to the system prompt and cannot lift its rules. */
+  static final String CALLER_INSTRUCTIONS = "The caller adds these instructions. They add to the rules above"
+      + " and do not replace them; the final message stays {\"answer\", \"program\"}:\n";
+  /** Heads the earlier turns of a conversation, which are context, not the question. */
+  static final String EARLIER_TURNS = "This question continues a conversation. Its earlier turns, oldest"
+      + " first, are context for the question (resolve references such as \"the year before\" with them);"
+      + " answer only the question, from the documents:\n";
+
   private String firstUserMessage() {
-    StringBuilder text = new StringBuilder("Question: ").append(request.question());
+    StringBuilder text = new StringBuilder();
+    if (!request.conversation().isEmpty()) {
+      text.append(EARLIER_TURNS);
+      for (AnalysisRequest.Turn turn : request.conversation()) {
+        text.append('[').append(turn.role()).append("] ").append(turn.text()).append('\n');
+      }
+      text.append('\n');
+    }
+    text.append("Question: ").append(request.question());
     if (!request.scope().isAll()) {
       text.append("\n\nThis analysis is scoped to these documents only: ")
           .append(String.join(", ", request.scope().documentIds().stream().map(UUID::toString).sorted().toList()))
@@ -466,6 +495,12 @@ final class AnalysisRun implements Runnable {
     }
     deps.store().describe(live.tenantId(), untitled).await()
         .forEach(r -> citations.describe(r.getUUID("id"), r.getString("title"), r.getString("uri")));
+  }
+
+  private static JsonArray turns(List<AnalysisRequest.Turn> turns) {
+    JsonArray out = new JsonArray();
+    turns.forEach(t -> out.add(new JsonObject().put("role", t.role()).put("text", t.text())));
+    return out;
   }
 
   private static JsonArray ids(java.util.Collection<UUID> ids) {

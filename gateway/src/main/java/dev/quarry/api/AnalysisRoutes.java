@@ -49,12 +49,7 @@ final class AnalysisRoutes {
     JsonObject body = Requests.jsonObject(ctx.body().buffer());
     AnalysisRequest request = request(body);
     boolean stream = wantsStream(ctx, body);
-    UUID tenant = ApiRoutes.tenant(ctx);
-    // Tokens first: a tenant out of tokens for the day takes no place among the running analyses.
-    // The permit goes back when the analysis ends, whichever way, or when it does not start.
-    quotas.checkModelTokens(tenant)
-        .compose(left -> quotas.acquireAnalysis(tenant))
-        .compose(permit -> analyses.start(tenant, request, permit::close))
+    start(ApiRoutes.tenant(ctx), request)
         .onSuccess(live -> {
           if (stream) {
             stream(ctx, live, true);
@@ -63,6 +58,22 @@ final class AnalysisRoutes {
           }
         })
         .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  /**
+   * Starts an analysis as the tenant's quotas allow. Tokens first: a tenant out of tokens for the
+   * day takes no place among the running analyses. The permit goes back when the analysis ends,
+   * whichever way, or when it does not start.
+   */
+  Future<LiveAnalysis> start(UUID tenant, AnalysisRequest request) {
+    return quotas.checkModelTokens(tenant)
+        .compose(left -> quotas.acquireAnalysis(tenant))
+        .compose(permit -> analyses.start(tenant, request, permit::close))
+        .recover(e -> Future.failedFuture(refusal(e)));
+  }
+
+  AnalysisService service() {
+    return analyses;
   }
 
   private static boolean wantsStream(RoutingContext ctx, JsonObject body) {
@@ -107,21 +118,23 @@ final class AnalysisRoutes {
     } else {
       preload = uuids(rawPreload, "preload");
     }
-    Object rawBudgets = body.getValue("budgets");
+    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets(body.getValue("budgets")));
+  }
+
+  /** The budgets a request asks for over the defaults, within the maxima. */
+  Budgets budgets(Object rawBudgets) {
     if (rawBudgets != null && !(rawBudgets instanceof JsonObject)) {
       throw ApiError.badRequest("invalid_budgets", "field 'budgets' must be an object such as {\"model_turns\": 10}");
     }
-    Budgets budgets;
     try {
-      budgets = analyses.settings().defaultBudgets().overriddenBy((JsonObject) rawBudgets,
+      return analyses.settings().defaultBudgets().overriddenBy((JsonObject) rawBudgets,
           analyses.settings().maxBudgets());
     } catch (IllegalArgumentException e) {
       throw ApiError.badRequest("invalid_budgets", e.getMessage());
     }
-    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets);
   }
 
-  private static List<UUID> uuids(Object raw, String field) {
+  static List<UUID> uuids(Object raw, String field) {
     if (raw == null) {
       return List.of();
     }

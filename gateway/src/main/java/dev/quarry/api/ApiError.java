@@ -8,11 +8,43 @@ package dev.quarry.api;
 public final class ApiError extends RuntimeException {
   private final int status;
   private final String code;
+  /** The request field at fault, for the OpenAI-compatible surface's {@code param}; may be null. */
+  private final String param;
+  /** The analysis an error is about, and how it ended; null for errors of the request itself. */
+  private final String analysisId;
+  private final String analysisError;
 
   public ApiError(int status, String code, String message) {
+    this(status, code, message, null, null, null);
+  }
+
+  private ApiError(int status, String code, String message, String param, String analysisId, String analysisError) {
     super(message, null, false, false);
     this.status = status;
     this.code = code;
+    this.param = param;
+    this.analysisId = analysisId;
+    this.analysisError = analysisError;
+  }
+
+  ApiError withParam(String param) {
+    return new ApiError(status, code, getMessage(), param, analysisId, analysisError);
+  }
+
+  ApiError withAnalysis(String id, String errorType) {
+    return new ApiError(status, code, getMessage(), param, id, errorType);
+  }
+
+  String param() {
+    return param;
+  }
+
+  String analysisId() {
+    return analysisId;
+  }
+
+  String analysisError() {
+    return analysisError;
   }
 
   public static ApiError badRequest(String code, String message) {

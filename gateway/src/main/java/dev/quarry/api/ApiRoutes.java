@@ -21,6 +21,8 @@ import dev.quarry.tenancy.Quota;
 import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.tenancy.Quotas;
 import dev.quarry.tenancy.TenantStore;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.spec.McpSchema;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
@@ -70,6 +72,8 @@ public final class ApiRoutes {
   private final Quotas quotas;
   private final AdminRoutes admin;
   private AnalysisRoutes analyses;
+  /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
+  private volatile int port;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
@@ -105,6 +109,11 @@ public final class ApiRoutes {
     return this;
   }
 
+  /** Tells the routes the port the gateway serves them on (MCP's tools call the REST API there). */
+  public void listeningOn(int port) {
+    this.port = port;
+  }
+
   /** Where multipart uploads are spooled while a request is handled. */
   public static Path uploadsDir(Config config) {
     return config.dataDir().resolve("uploads");
@@ -126,7 +135,17 @@ public final class ApiRoutes {
     admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
     if (analyses != null) {
       analyses.mount(router);
+      new OpenAiRoutes(analyses).mount(router, LimitedBody.json(JSON_BODY_LIMIT));
     }
+    McpTransport mcp = new McpTransport(vertx);
+    McpServer.async(mcp)
+        .serverInfo("quarry", "0.1.0")
+        .instructions("Quarry answers research questions over your documents. Use search and read_document to look"
+            + " things up, run_code to compute over them in a sandbox, and ask for a whole analysis with its program.")
+        .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
+        .tools(new McpTools(vertx, analyses, () -> port).specifications())
+        .build();
+    mcp.mount(router, LimitedBody.json(JSON_BODY_LIMIT));
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
@@ -392,7 +411,9 @@ public final class ApiRoutes {
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
-    discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), WireFormat.error(error)));
+    JsonObject body = OpenAiRoutes.speaksOpenAi(ctx)
+        ? WireFormat.openAiError(error) : WireFormat.error(error);
+    discardUploads(ctx).onComplete(done -> replyJson(ctx, error.status(), body));
   }
 
   /**

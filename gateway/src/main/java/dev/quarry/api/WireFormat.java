@@ -92,4 +92,25 @@ final class WireFormat {
     return new JsonObject()
         .put("error", new JsonObject().put("code", e.code()).put("message", e.getMessage()));
   }
+
+  /**
+   * The same error in OpenAI's shape, for the OpenAI-compatible surface: {@code message},
+   * {@code type} (OpenAI's classes, by status), {@code param} and {@code code}; an analysis that
+   * ended without an answer adds its id and error type under {@code quarry}.
+   */
+  static JsonObject openAiError(ApiError e) {
+    String type = switch (e.status()) {
+      case 401 -> "authentication_error";
+      case 403 -> "permission_error";
+      case 404 -> e.code().equals("model_not_found") ? "invalid_request_error" : "not_found_error";
+      case 429 -> "rate_limit_error";
+      default -> e.status() >= 500 ? "server_error" : "invalid_request_error";
+    };
+    JsonObject body = new JsonObject().put("error", new JsonObject().put("message", e.getMessage()).put("type", type)
+        .put("param", e.param()).put("code", e.code()));
+    if (e.analysisId() != null) {
+      body.put("quarry", new JsonObject().put("analysis_id", e.analysisId()).put("error_type", e.analysisError()));
+    }
+    return body;
+  }
 }

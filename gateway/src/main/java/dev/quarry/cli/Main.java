@@ -25,6 +25,7 @@ import picocli.CommandLine.Spec;
         ItemsCommand.class,
         ExecCommand.class,
         AdminCommand.class,
+        McpCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -168,6 +168,7 @@ public final class Gateway extends VerticleBase {
           return Future.join(indexed, reaped)
               .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
               .map(listening -> {
+                routes.listeningOn(listening.actualPort());
                 reembedding = reembedder.run();
                 return listening;
               });
