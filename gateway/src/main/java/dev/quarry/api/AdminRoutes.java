@@ -9,9 +9,12 @@ import dev.quarry.tenancy.Tenant;
 import dev.quarry.tenancy.TenantLimits;
 import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.OffsetDateTime;
@@ -24,7 +27,8 @@ import java.util.stream.Stream;
 
 /**
  * {@code /v1/admin/}: tenants, their API keys and quotas, for the holder of
- * {@code QUARRY_ADMIN_TOKEN} (checked by {@link ApiRoutes} before any of these run).
+ * {@code QUARRY_ADMIN_TOKEN} (checked by each route's first handler, {@link Authentication#admin}, and
+ * again by each handler).
  */
 final class AdminRoutes {
   static final String PREFIX = "/v1/admin";
@@ -40,15 +44,31 @@ final class AdminRoutes {
     this.documentsFs = documentsFs;
   }
 
-  void mount(Router router, io.vertx.core.Handler<RoutingContext> jsonBody) {
-    router.post(PREFIX + "/tenants").handler(jsonBody).handler(this::createTenant);
-    router.get(PREFIX + "/tenants").handler(this::listTenants);
-    router.get(PREFIX + "/tenants/:tenant").handler(this::getTenant);
-    router.delete(PREFIX + "/tenants/:tenant").handler(this::deleteTenant);
-    router.post(PREFIX + "/tenants/:tenant/keys").handler(jsonBody).handler(this::createKey);
-    router.get(PREFIX + "/tenants/:tenant/keys").handler(this::listKeys);
-    router.delete(PREFIX + "/tenants/:tenant/keys/:key").handler(this::revokeKey);
-    router.put(PREFIX + "/tenants/:tenant/quotas").handler(jsonBody).handler(this::setQuotas);
+  /**
+   * Each route starts with {@code adminAuth}; each handler checks again that the request holds the
+   * admin principal (defence in depth: a route added without the check still refuses a tenant).
+   */
+  void mount(Router router, Handler<RoutingContext> adminAuth, Handler<RoutingContext> jsonBody) {
+    route(router, HttpMethod.POST, "/tenants", adminAuth, jsonBody, this::createTenant);
+    route(router, HttpMethod.GET, "/tenants", adminAuth, null, this::listTenants);
+    route(router, HttpMethod.GET, "/tenants/:tenant", adminAuth, null, this::getTenant);
+    route(router, HttpMethod.DELETE, "/tenants/:tenant", adminAuth, null, this::deleteTenant);
+    route(router, HttpMethod.POST, "/tenants/:tenant/keys", adminAuth, jsonBody, this::createKey);
+    route(router, HttpMethod.GET, "/tenants/:tenant/keys", adminAuth, null, this::listKeys);
+    route(router, HttpMethod.DELETE, "/tenants/:tenant/keys/:key", adminAuth, null, this::revokeKey);
+    route(router, HttpMethod.PUT, "/tenants/:tenant/quotas", adminAuth, jsonBody, this::setQuotas);
+  }
+
+  private static void route(Router router, HttpMethod method, String path, Handler<RoutingContext> adminAuth,
+      Handler<RoutingContext> body, Handler<RoutingContext> handler) {
+    Route route = router.route(method, PREFIX + path).handler(adminAuth);
+    if (body != null) {
+      route.handler(body);
+    }
+    route.handler(ctx -> {
+      Authentication.requireAdmin(ctx);
+      handler.handle(ctx);
+    });
   }
 
   private void createTenant(RoutingContext ctx) {

@@ -16,15 +16,14 @@ import dev.quarry.search.SearchService;
 import dev.quarry.store.DatabaseUnavailable;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
-import dev.quarry.tenancy.ApiKeys;
 import dev.quarry.tenancy.Quota;
 import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.tenancy.Quotas;
 import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.FileUpload;
 import io.vertx.ext.web.Router;
@@ -49,12 +48,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class ApiRoutes {
   private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
-  private static final String TENANT_KEY = "quarry.tenant";
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
   /** The largest page GET /v1/documents?limit= answers. */
   static final int DOCUMENTS_PAGE_MAX = 1000;
   private static final long ADMIN_BODY_LIMIT = 16 * 1024;
-  private static final String BEARER = "Bearer ";
   private static final String FORM_DECODER_PACKAGE = "io.netty.handler.codec.http.multipart.";
   private static final String JSON = "application/json";
 
@@ -69,6 +66,7 @@ public final class ApiRoutes {
   private final TenantStore tenants;
   private final Quotas quotas;
   private final AdminRoutes admin;
+  private final Authentication auth;
   private AnalysisRoutes analyses;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
@@ -97,6 +95,7 @@ public final class ApiRoutes {
     this.tenants = tenants;
     this.quotas = quotas;
     this.admin = new AdminRoutes(tenants, quotas, documentsFs);
+    this.auth = new Authentication(config.tenancy(), tenants, quotas);
   }
 
   /** Serves the analyses API too. */
@@ -110,22 +109,29 @@ public final class ApiRoutes {
     return config.dataDir().resolve("uploads");
   }
 
+  /**
+   * Every route starts with its own authentication ({@link Authentication}): whichever route a
+   * request reaches, that route decides who may ask. Before any route, a path not in canonical form
+   * is refused, so that the path a client wrote is the path the router matched.
+   */
   public Router router() {
     Router router = Router.router(vertx);
     router.route().handler(ApiRoutes::requestId);
-    router.route().handler(this::resolveTenant);
-    router.post("/v1/documents").handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
-    router.get("/v1/documents").handler(this::listDocuments);
-    router.get("/v1/documents/:id").handler(this::getDocument);
-    router.delete("/v1/documents/:id").handler(this::deleteDocument);
-    router.get("/v1/documents/:id/items").handler(this::items);
-    router.get("/v1/documents/:id/toc").handler(this::toc);
-    router.get("/v1/documents/:id/content").handler(this::content);
-    router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
-    router.post("/v1/executions").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
-    admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
+    router.route().handler(Authentication::canonicalPath);
+    Handler<RoutingContext> tenant = auth.tenant();
+    router.post("/v1/documents").handler(tenant)
+        .handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
+    router.get("/v1/documents").handler(tenant).handler(this::listDocuments);
+    router.get("/v1/documents/:id").handler(tenant).handler(this::getDocument);
+    router.delete("/v1/documents/:id").handler(tenant).handler(this::deleteDocument);
+    router.get("/v1/documents/:id/items").handler(tenant).handler(this::items);
+    router.get("/v1/documents/:id/toc").handler(tenant).handler(this::toc);
+    router.get("/v1/documents/:id/content").handler(tenant).handler(this::content);
+    router.post("/v1/search").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
+    router.post("/v1/executions").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
+    admin.mount(router, auth.admin(), LimitedBody.json(ADMIN_BODY_LIMIT));
     if (analyses != null) {
-      analyses.mount(router);
+      analyses.mount(router, tenant);
     }
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
@@ -150,75 +156,9 @@ public final class ApiRoutes {
     ctx.next();
   }
 
-  /**
-   * Who is asking. Probes are open; {@code /v1/admin/} takes the admin token; everything else an
-   * API key, from which alone the tenant comes (never from a request field), and counts against
-   * that tenant's requests per minute.
-   */
-  private void resolveTenant(RoutingContext ctx) {
-    try {
-      // Routes match on the decoded path; a malformed escape would otherwise fail deep in routing.
-      ctx.normalizedPath();
-    } catch (IllegalArgumentException e) {
-      ctx.fail(ApiError.badRequest("invalid_path", "the request path is not valid: " + e.getMessage()));
-      return;
-    }
-    String path = ctx.request().path();
-    // Probes and metrics are open (no tenant data in either; Kubernetes' NetworkPolicy fences /metrics).
-    if (path.equals("/healthz") || path.equals("/readyz") || path.equals("/metrics")) {
-      ctx.next();
-      return;
-    }
-    String credential = bearer(ctx);
-    if (path.equals(AdminRoutes.PREFIX) || path.startsWith(AdminRoutes.PREFIX + "/")) {
-      String token = config.tenancy().adminToken();
-      if (token.isEmpty()) {
-        ctx.fail(new ApiError(403, "admin_disabled",
-            "the admin API is off; start the gateway with QUARRY_ADMIN_TOKEN set to use it"));
-      } else if (credential == null || !ApiKeys.sameSecret(credential, token)) {
-        ctx.fail(unauthorized("the admin API takes 'Authorization: Bearer <QUARRY_ADMIN_TOKEN>'"));
-      } else {
-        ctx.next();
-      }
-      return;
-    }
-    if (credential == null) {
-      ctx.fail(unauthorized("send an API key as 'Authorization: Bearer <key>'"));
-      return;
-    }
-    // The body waits while the key is looked up: the body handler further on must see all of it.
-    HttpServerRequest request = ctx.request();
-    request.pause();
-    tenants.authenticate(credential)
-        .compose(found -> found.isEmpty()
-            ? Future.failedFuture(unauthorized("the API key is not valid (unknown, malformed or revoked)"))
-            : quotas.admitRequest(found.get()).map(admitted -> found.get()))
-        .onSuccess(tenant -> {
-          ctx.put(TENANT_KEY, tenant);
-          ctx.next();
-          request.resume();
-        })
-        .onFailure(err -> {
-          request.resume();
-          ctx.fail(err);
-        });
-  }
-
-  private static String bearer(RoutingContext ctx) {
-    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
-      return null;
-    }
-    String credential = header.substring(BEARER.length()).strip();
-    return credential.isEmpty() ? null : credential;
-  }
-
-  private static ApiError unauthorized(String message) {
-    return new ApiError(401, "unauthorized", message);
-  }
-
+  /** The tenant whose key the route admitted; refuses (401) a request that holds no tenant's key. */
   static UUID tenant(RoutingContext ctx) {
-    return ctx.get(TENANT_KEY);
+    return Authentication.tenantOf(ctx);
   }
 
   private void ingest(RoutingContext ctx) {

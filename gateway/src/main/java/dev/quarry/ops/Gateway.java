@@ -71,6 +71,7 @@ public final class Gateway extends VerticleBase {
   private long probeTimer = -1;
   private long sweepTimer = -1;
   private Pool maintenancePool;
+  private Router router;
 
   public Gateway(Config config) {
     this(config, OpsSettings.DEFAULTS, new QuarryMetrics());
@@ -151,7 +152,7 @@ public final class Gateway extends VerticleBase {
               search, new TenantStore(pool), new Quotas(pool, config.tenancy()), documentsFs,
               sandboxes, model.configured() ? model::completeLater : null)
               .withAnalyses(analyses);
-          Router router = routes.router();
+          router = routes.router();
           new OpsRoutes(readiness, lifecycle, metrics).mount(router);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           Future<Void> reaped = sandboxes.start().recover(e -> {
@@ -250,6 +251,11 @@ public final class Gateway extends VerticleBase {
   /** The port actually bound (differs from the configured one when that is 0). */
   public int port() {
     return server.actualPort();
+  }
+
+  /** Every route the gateway serves, as its router holds them (tests enumerate them). */
+  public java.util.List<io.vertx.ext.web.Route> routes() {
+    return router.getRoutes();
   }
 
   /** Where long-running work registers, so that a shutdown drains it. */
