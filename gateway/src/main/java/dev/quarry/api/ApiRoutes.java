@@ -25,7 +25,6 @@ import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.FileUpload;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
@@ -100,7 +99,7 @@ public final class ApiRoutes {
 
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
-    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas);
+    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas, config.bodyTimeoutMs());
     return this;
   }
 
@@ -114,22 +113,34 @@ public final class ApiRoutes {
    * request reaches, that route decides who may ask. Before any route, a path not in canonical form
    * is refused, so that the path a client wrote is the path the router matched.
    */
+  /**
+   * Deletes upload files a gateway that died mid-request left behind: those untouched for longer
+   * than the body timeout (a live upload is written to until it has all arrived, and read at once).
+   * Blocking; returns how many went.
+   */
+  public static int sweepUploads(Config config) {
+    return UploadBody.sweep(uploadsDir(config), java.time.Duration.ofMillis(config.bodyTimeoutMs()));
+  }
+
   public Router router() {
     Router router = Router.router(vertx);
     router.route().handler(ApiRoutes::requestId);
     router.route().handler(Authentication::canonicalPath);
     Handler<RoutingContext> tenant = auth.tenant();
+    long bodyTimeout = config.bodyTimeoutMs();
     router.post("/v1/documents").handler(tenant)
-        .handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
+        .handler(new UploadBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout,
+            LimitedBody.json(config.maxUploadBytes(), bodyTimeout)))
+        .handler(this::ingest);
     router.get("/v1/documents").handler(tenant).handler(this::listDocuments);
     router.get("/v1/documents/:id").handler(tenant).handler(this::getDocument);
     router.delete("/v1/documents/:id").handler(tenant).handler(this::deleteDocument);
     router.get("/v1/documents/:id/items").handler(tenant).handler(this::items);
     router.get("/v1/documents/:id/toc").handler(tenant).handler(this::toc);
     router.get("/v1/documents/:id/content").handler(tenant).handler(this::content);
-    router.post("/v1/search").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
-    router.post("/v1/executions").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
-    admin.mount(router, auth.admin(), LimitedBody.json(ADMIN_BODY_LIMIT));
+    router.post("/v1/search").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout)).handler(this::search);
+    router.post("/v1/executions").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout)).handler(this::execute);
+    admin.mount(router, auth.admin(), LimitedBody.json(ADMIN_BODY_LIMIT, bodyTimeout));
     if (analyses != null) {
       analyses.mount(router, tenant);
     }
@@ -205,16 +216,12 @@ public final class ApiRoutes {
 
   private Future<IngestRequest> ingestRequest(RoutingContext ctx) {
     String contentType = Optional.ofNullable(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE)).orElse("");
-    if (contentType.startsWith("multipart/form-data")) {
-      FileUpload upload = ctx.fileUploads().stream().filter(f -> f.name().equals("file")).findFirst().orElse(null);
-      if (upload == null) {
-        return Future.failedFuture(ApiError.badRequest("missing_file",
-            "multipart field 'file' is missing; send the document as a file field named 'file'"));
-      }
+    UploadBody.Received upload = UploadBody.received(ctx);
+    if (upload != null) {
       String fileName = upload.fileName() == null || upload.fileName().isBlank() ? "upload" : upload.fileName();
-      String uri = Optional.ofNullable(ctx.request().getFormAttribute("uri")).filter(s -> !s.isBlank()).orElse(fileName);
-      String title = Optional.ofNullable(ctx.request().getFormAttribute("title")).filter(s -> !s.isBlank()).orElse(null);
-      return vertx.fileSystem().readFile(upload.uploadedFileName())
+      String uri = Optional.ofNullable(upload.fields().get("uri")).filter(s -> !s.isBlank()).orElse(fileName);
+      String title = Optional.ofNullable(upload.fields().get("title")).filter(s -> !s.isBlank()).orElse(null);
+      return vertx.fileSystem().readFile(upload.file().toString())
           .map(bytes -> new IngestRequest(fileName, uri, title, upload.contentType(), bytes.getBytes()));
     }
     if (contentType.startsWith(JSON)) {
@@ -336,16 +343,11 @@ public final class ApiRoutes {
   }
 
   /**
-   * Deletes the request's uploaded files before the reply goes out, so that no client ever sees a
-   * reply while its upload still sits on disk. (The body handler deletes them at the end of the
-   * request too, for paths that never reach a handler; a file already gone is fine.)
+   * Deletes the request's spooled upload before the reply goes out, so that no client ever sees a
+   * reply while its upload still sits on disk ({@link UploadBody} deletes it on every other path).
    */
-  private Future<Void> discardUploads(RoutingContext ctx) {
-    List<Future<Void>> deletions = new ArrayList<>();
-    for (FileUpload upload : ctx.fileUploads()) {
-      deletions.add(vertx.fileSystem().delete(upload.uploadedFileName()).otherwiseEmpty());
-    }
-    return Future.join(deletions).mapEmpty();
+  private static Future<Void> discardUploads(RoutingContext ctx) {
+    return UploadBody.discard(ctx);
   }
 
   private ApiError toApiError(RoutingContext ctx) {

@@ -185,14 +185,18 @@ public final class Gateway extends VerticleBase {
           probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
           // Analyses that a killed gateway (this one's earlier life or another replica) left running.
           AbandonedAnalyses abandoned = new AbandonedAnalyses(maintenancePool, AbandonedAnalyses.DEFAULT_GRACE);
-          sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> abandoned.sweep()
-              .onSuccess(ended -> {
-                if (!ended.isEmpty()) {
-                  log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
-                      ended.size(), ended);
-                }
-              })
-              .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage())));
+          sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> {
+            abandoned.sweep()
+                .onSuccess(ended -> {
+                  if (!ended.isEmpty()) {
+                    log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
+                        ended.size(), ended);
+                  }
+                })
+                .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage()));
+            // Upload files a crashed gateway sharing this data directory left (this one's went at start-up).
+            vertx.executeBlocking(() -> ApiRoutes.sweepUploads(config), false);
+          });
           log.info("Quarry gateway listening on port {}", listening.actualPort());
         });
   }
@@ -206,6 +210,10 @@ public final class Gateway extends VerticleBase {
     docker = ContainerLauncher.connect(ops.dockerHost());
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
+    int swept = ApiRoutes.sweepUploads(config);
+    if (swept > 0) {
+      log.warn("deleted {} upload files left behind by a gateway that stopped mid-request", swept);
+    }
     return Embedders.fromConfig(config);
   }
 
