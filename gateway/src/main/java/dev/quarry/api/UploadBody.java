@@ -260,7 +260,8 @@ final class UploadBody implements Handler<RoutingContext> {
       upload.exceptionHandler(e -> refuse(malformed(e)));
       upload.endHandler(v -> {
         partEnded = true;
-        file.flush().onComplete(end);
+        // end(): once every queued write is done, closed; the handler reads the file after this.
+        file.end().onComplete(end);
       });
     }
 
@@ -328,12 +329,24 @@ final class UploadBody implements Handler<RoutingContext> {
       List<Future<Void>> deletions = new ArrayList<>();
       for (int i = 0; i < files.size(); i++) {
         String file = files.get(i).toString();
-        deletions.add(opened.get(i).transform(open -> (open.succeeded() ? open.result().close() : Future.<Void>succeededFuture())
+        deletions.add(opened.get(i).transform(open -> closeQuietly(open.succeeded() ? open.result() : null))
             .transform(closed -> vertx.fileSystem().delete(file))
-            .otherwiseEmpty()));
+            .otherwiseEmpty());
       }
       discarded = Future.join(deletions).mapEmpty();
       return discarded;
+    }
+  }
+
+  /** Closes a spooled file that may be closed already (end() closes it; a closed handle throws). */
+  private static Future<Void> closeQuietly(AsyncFile file) {
+    if (file == null) {
+      return Future.succeededFuture();
+    }
+    try {
+      return file.close().otherwiseEmpty();
+    } catch (RuntimeException alreadyClosed) {
+      return Future.succeededFuture();
     }
   }
 
