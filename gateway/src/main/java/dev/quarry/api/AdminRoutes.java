@@ -22,6 +22,9 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -31,17 +34,24 @@ import java.util.stream.Stream;
  * again by each handler).
  */
 final class AdminRoutes {
+  private static final Logger log = LoggerFactory.getLogger(AdminRoutes.class);
   static final String PREFIX = "/v1/admin";
   private static final int MAX_NAME_CHARS = 100;
 
   private final TenantStore tenants;
   private final Quotas quotas;
   private final DocumentsFs documentsFs;
+  private final Function<UUID, Future<Void>> endWork;
 
-  AdminRoutes(TenantStore tenants, Quotas quotas, DocumentsFs documentsFs) {
+  /**
+   * @param endWork ends what runs for a tenant being deleted (its analyses, its sandboxes); completes
+   *                once its sandboxes are gone
+   */
+  AdminRoutes(TenantStore tenants, Quotas quotas, DocumentsFs documentsFs, Function<UUID, Future<Void>> endWork) {
     this.tenants = tenants;
     this.quotas = quotas;
     this.documentsFs = documentsFs;
+    this.endWork = endWork;
   }
 
   /**
@@ -100,9 +110,19 @@ final class AdminRoutes {
         .onFailure(ctx::fail);
   }
 
+  /**
+   * Its running work ends first (analyses fail with TenantDeleted, sandboxes are removed, warm ones
+   * included), then its rows go; a sandbox that could not be removed is left to the reaper.
+   */
   private void deleteTenant(RoutingContext ctx) {
     UUID id = tenantId(ctx);
-    tenants.deleteTenant(id)
+    tenants.tenant(id)
+        .map(found -> found.orElseThrow(() -> noTenant(id)))
+        .compose(t -> endWork.apply(id).recover(e -> {
+          log.warn("tenant {}: not every sandbox could be removed ({}); the reaper will", id, e.toString());
+          return Future.succeededFuture();
+        }))
+        .compose(v -> tenants.deleteTenant(id))
         .compose(deleted -> deleted ? Future.succeededFuture() : Future.failedFuture(noTenant(id)))
         .compose(v -> {
           quotas.forget(id);

@@ -67,6 +67,7 @@ public final class ApiRoutes {
   private final AdminRoutes admin;
   private final Authentication auth;
   private AnalysisRoutes analyses;
+  private dev.quarry.agent.AnalysisService analysisService;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
@@ -93,12 +94,21 @@ public final class ApiRoutes {
     this.searchService = searchService;
     this.tenants = tenants;
     this.quotas = quotas;
-    this.admin = new AdminRoutes(tenants, quotas, documentsFs);
+    this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork);
     this.auth = new Authentication(config.tenancy(), tenants, quotas);
+  }
+
+  /** A tenant is being deleted: its analyses end (failed, TenantDeleted) and its sandboxes go at once. */
+  private Future<Void> endTenantWork(UUID tenant) {
+    if (analysisService != null) {
+      analysisService.endTenant(tenant);
+    }
+    return sandboxes == null ? Future.succeededFuture() : sandboxes.removeTenant(tenant).mapEmpty();
   }
 
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
+    this.analysisService = service;
     this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas, config.bodyTimeoutMs());
     return this;
   }
