@@ -135,6 +135,7 @@ public final class Gateway extends VerticleBase {
               sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
           sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics);
           addReadinessChecks();
+          addMountCheck(sandboxed);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
@@ -235,6 +236,39 @@ public final class Gateway extends VerticleBase {
     }, false));
     readiness.info("schema_version", () -> schemaVersion);
     readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
+  }
+
+  /**
+   * Reported, never required: whether a sandbox's /proc/self/mountinfo shows host paths of the
+   * documents or run directories (they are not on filesystems of their own). The paths go to the
+   * log once, never to /readyz, which anyone may read.
+   */
+  private void addMountCheck(SandboxSettings sandboxed) {
+    java.nio.file.Path documentsRoot = config.dataDir().resolve("documents");
+    java.util.function.Supplier<String> shown = () -> {
+      try {
+        Files.createDirectories(sandboxed.runRoot());
+      } catch (IOException e) {
+        return "the run directory cannot be created: " + e.getMessage();
+      }
+      String docs = dev.quarry.sandbox.MountPrivacy.hostPathShown(documentsRoot, config.dataDir());
+      String run = dev.quarry.sandbox.MountPrivacy.hostPathShown(sandboxed.runRoot(), sandboxed.runRoot());
+      return docs == null && run == null ? null
+          : (docs == null ? "" : "QUARRY_DATA_DIR shows as " + docs + " ") + (run == null ? "" : "QUARRY_SANDBOX_RUN_DIR shows as " + run);
+    };
+    vertx.executeBlocking(shown::get, false).onSuccess(problem -> {
+      if (problem != null) {
+        log.warn("sandboxes' /proc/self/mountinfo will show host paths ({}); put QUARRY_DATA_DIR and"
+            + " QUARRY_SANDBOX_RUN_DIR on filesystems of their own (README, Security)", problem.strip());
+      }
+    });
+    readiness.advise("sandbox_mounts", () -> vertx.executeBlocking(() -> {
+      if (shown.get() != null) {
+        throw new IllegalStateException("sandboxes' mountinfo shows host paths of QUARRY_DATA_DIR or"
+            + " QUARRY_SANDBOX_RUN_DIR (not on filesystems of their own; the log names them)");
+      }
+      return "documents and run directories show no host path";
+    }, false));
   }
 
   /**
