@@ -97,6 +97,9 @@ final class Authentication {
   }
 
   private void authenticateAdmin(RoutingContext ctx) {
+    if (ambiguous(ctx)) {
+      return;
+    }
     String token = settings.adminToken();
     String credential = bearer(ctx);
     if (token.isEmpty()) {
@@ -112,6 +115,9 @@ final class Authentication {
 
   /** Counts against the tenant's requests per minute once the key is known. */
   private void authenticateTenant(RoutingContext ctx) {
+    if (ambiguous(ctx)) {
+      return;
+    }
     String credential = bearer(ctx);
     if (credential == null) {
       ctx.fail(unauthorized("send an API key as 'Authorization: Bearer <key>'"));
@@ -148,6 +154,19 @@ final class Authentication {
     if (!(ctx.get(PRINCIPAL_KEY) instanceof Admin)) {
       throw unauthorized("the admin API takes 'Authorization: Bearer <QUARRY_ADMIN_TOKEN>'");
     }
+  }
+
+  /**
+   * Two Authorization headers are two claims to be someone: refused (400) rather than picking one,
+   * since a proxy in front may have picked the other.
+   */
+  private static boolean ambiguous(RoutingContext ctx) {
+    if (ctx.request().headers().getAll(HttpHeaders.AUTHORIZATION).size() > 1) {
+      ctx.fail(ApiError.badRequest("ambiguous_credentials",
+          "the request has more than one Authorization header; send one"));
+      return true;
+    }
+    return false;
   }
 
   private static String bearer(RoutingContext ctx) {

@@ -111,7 +111,13 @@ final class UploadBody implements Handler<RoutingContext> {
       ctx.fail(ApiError.badRequest("invalid_multipart", problem));
       return;
     }
-    new Spool(ctx, boundary(contentType)).start();
+    try {
+      new Spool(ctx, boundary(contentType)).start();
+    } catch (IllegalArgumentException e) {
+      // The decoder is made from the Content-Type at once: an unknown charset fails here.
+      ctx.fail(ApiError.badRequest("invalid_multipart", "Content-Type '" + printable(contentType)
+          + "' cannot be decoded (an unknown charset?)"));
+    }
   }
 
   private static String boundary(String contentType) {

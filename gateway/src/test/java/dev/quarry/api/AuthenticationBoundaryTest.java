@@ -153,6 +153,21 @@ class AuthenticationBoundaryTest {
   }
 
   @Test
+  @DisplayName("two Authorization headers are refused with 400 on tenant and admin routes, whichever comes first")
+  void twoCredentials() {
+    for (String path : List.of("/v1/admin/tenants", "/v1/documents")) {
+      for (String[] pair : List.of(new String[] {gateway.apiKey(), TestGateway.ADMIN_TOKEN},
+          new String[] {TestGateway.ADMIN_TOKEN, gateway.apiKey()})) {
+        String head = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAuthorization: Bearer "
+            + pair[0] + "\r\nAuthorization: Bearer " + pair[1] + "\r\n\r\n";
+        RawHttp.Answer a = RawHttp.send(gateway.port(), head.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1), new byte[0]);
+        assertThat(a.status()).as(path + " " + a).isEqualTo(400);
+        assertThat(a.body()).contains("ambiguous_credentials").doesNotContain("someone-else");
+      }
+    }
+  }
+
+  @Test
   @DisplayName("the finding's own paths: a tenant key never reaches the admin API, and the refusal names why")
   void reportedPaths() {
     for (String path : List.of("/v1/documents/../admin/tenants", "/v1/%61dmin/tenants", "//v1/admin/tenants",

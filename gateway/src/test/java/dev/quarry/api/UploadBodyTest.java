@@ -91,6 +91,8 @@ class UploadBodyTest {
         new Case("huge part headers", mp,
             part("Content-Disposition: form-data; name=\"file\"; filename=\"" + "a".repeat(200_000) + "\"", DOC) + END,
             413, null, null),
+        new Case("an unknown charset", mp + "; charset=x-junk", file("file", "a.md", DOC) + END,
+            400, "invalid_multipart", "charset"),
         new Case("multipart/mixed", "multipart/mixed; boundary=" + B, file("file", "a.md", DOC) + END,
             415, "unsupported_media_type", "multipart/form-data"),
         new Case("a multipart body sent as text/plain", "text/plain", file("file", "a.md", DOC) + END, 415, null, null),
