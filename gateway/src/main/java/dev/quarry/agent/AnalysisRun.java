@@ -127,7 +127,7 @@ final class AnalysisRun implements Runnable {
       // Exception, not RuntimeException: Future.await() rethrows a failure's cause as it is, checked
       // ones included (a PostgreSQL socket reset mid-restart), and the end must be recorded anyway.
       if (live.cancelled()) {
-        end = new End("cancelled", "Cancelled", "the analysis was cancelled", null);
+        end = cancelledEnd();
       } else {
         log.error("analysis {} failed unexpectedly", live.id(), e);
         end = End.failed("Internal", "the analysis failed inside the gateway; its log has the details");
@@ -421,6 +421,10 @@ final class AnalysisRun implements Runnable {
   }
 
   private End cancelledEnd() {
+    String[] failure = live.failure();
+    if (failure != null) {
+      return End.failed(failure[0], failure[1]);
+    }
     return new End("cancelled", "Cancelled", "the analysis was cancelled", null);
   }
 

@@ -231,6 +231,21 @@ public final class AnalysisService {
     });
   }
 
+  /**
+   * Ends every running analysis of the tenant (it was deleted): each stops as a cancel would, and
+   * ends failed with {@code TenantDeleted}. Returns how many were running.
+   */
+  public int endTenant(UUID tenantId) {
+    int ended = 0;
+    for (LiveAnalysis live : running.values()) {
+      if (live.tenantId().equals(tenantId)) {
+        live.fail("TenantDeleted", "the tenant was deleted while the analysis ran");
+        ended++;
+      }
+    }
+    return ended;
+  }
+
   /** Cancels every running analysis (gateway shutdown); each still records its end. */
   public Future<Void> close() {
     List<Future<JsonObject>> ends = new ArrayList<>();

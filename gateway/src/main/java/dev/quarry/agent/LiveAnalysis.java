@@ -42,6 +42,7 @@ public final class LiveAnalysis {
   private volatile Throwable writeFailure;
   private long nextSeq = 1;
   private volatile boolean cancelled;
+  private volatile String[] failure;
   private volatile Runnable onCancel = () -> {};
 
   LiveAnalysis(UUID id, UUID tenantId, AnalysisStore store, Clock clock) {
@@ -176,6 +177,20 @@ public final class LiveAnalysis {
   public void cancel() {
     cancelled = true;
     onCancel.run();
+  }
+
+  /**
+   * Stops the analysis as {@link #cancel()} does, but it ends {@code failed} with this error type
+   * and message instead of {@code cancelled} (its tenant was deleted, say).
+   */
+  public void fail(String errorType, String message) {
+    failure = new String[] {errorType, message};
+    cancel();
+  }
+
+  /** The error type and message of {@link #fail}, or null after a plain cancel. */
+  String[] failure() {
+    return failure;
   }
 
   boolean cancelled() {

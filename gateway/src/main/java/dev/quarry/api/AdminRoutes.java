@@ -9,9 +9,12 @@ import dev.quarry.tenancy.Tenant;
 import dev.quarry.tenancy.TenantLimits;
 import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.OffsetDateTime;
@@ -19,36 +22,63 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
  * {@code /v1/admin/}: tenants, their API keys and quotas, for the holder of
- * {@code QUARRY_ADMIN_TOKEN} (checked by {@link ApiRoutes} before any of these run).
+ * {@code QUARRY_ADMIN_TOKEN} (checked by each route's first handler, {@link Authentication#admin}, and
+ * again by each handler).
  */
 final class AdminRoutes {
+  private static final Logger log = LoggerFactory.getLogger(AdminRoutes.class);
   static final String PREFIX = "/v1/admin";
   private static final int MAX_NAME_CHARS = 100;
 
   private final TenantStore tenants;
   private final Quotas quotas;
   private final DocumentsFs documentsFs;
+  private final Function<UUID, Future<Void>> endWork;
 
-  AdminRoutes(TenantStore tenants, Quotas quotas, DocumentsFs documentsFs) {
+  /**
+   * @param endWork ends what runs for a tenant being deleted (its analyses, its sandboxes); completes
+   *                once its sandboxes are gone
+   */
+  AdminRoutes(TenantStore tenants, Quotas quotas, DocumentsFs documentsFs, Function<UUID, Future<Void>> endWork) {
     this.tenants = tenants;
     this.quotas = quotas;
     this.documentsFs = documentsFs;
+    this.endWork = endWork;
   }
 
-  void mount(Router router, io.vertx.core.Handler<RoutingContext> jsonBody) {
-    router.post(PREFIX + "/tenants").handler(jsonBody).handler(this::createTenant);
-    router.get(PREFIX + "/tenants").handler(this::listTenants);
-    router.get(PREFIX + "/tenants/:tenant").handler(this::getTenant);
-    router.delete(PREFIX + "/tenants/:tenant").handler(this::deleteTenant);
-    router.post(PREFIX + "/tenants/:tenant/keys").handler(jsonBody).handler(this::createKey);
-    router.get(PREFIX + "/tenants/:tenant/keys").handler(this::listKeys);
-    router.delete(PREFIX + "/tenants/:tenant/keys/:key").handler(this::revokeKey);
-    router.put(PREFIX + "/tenants/:tenant/quotas").handler(jsonBody).handler(this::setQuotas);
+  /**
+   * Each route starts with {@code adminAuth}; each handler checks again that the request holds the
+   * admin principal (defence in depth: a route added without the check still refuses a tenant).
+   */
+  void mount(Router router, Handler<RoutingContext> adminAuth, Handler<RoutingContext> jsonBody) {
+    route(router, HttpMethod.POST, "/tenants", adminAuth, jsonBody, this::createTenant);
+    route(router, HttpMethod.GET, "/tenants", adminAuth, null, this::listTenants);
+    route(router, HttpMethod.GET, "/tenants/:tenant", adminAuth, null, this::getTenant);
+    route(router, HttpMethod.DELETE, "/tenants/:tenant", adminAuth, null, this::deleteTenant);
+    route(router, HttpMethod.POST, "/tenants/:tenant/keys", adminAuth, jsonBody, this::createKey);
+    route(router, HttpMethod.GET, "/tenants/:tenant/keys", adminAuth, null, this::listKeys);
+    route(router, HttpMethod.DELETE, "/tenants/:tenant/keys/:key", adminAuth, null, this::revokeKey);
+    route(router, HttpMethod.PUT, "/tenants/:tenant/quotas", adminAuth, jsonBody, this::setQuotas);
+  }
+
+  private static void route(Router router, HttpMethod method, String path, Handler<RoutingContext> adminAuth,
+      Handler<RoutingContext> body, Handler<RoutingContext> handler) {
+    Route route = router.route(method, PREFIX + path).handler(adminAuth);
+    if (body != null) {
+      route.handler(body);
+    }
+    route.handler(ctx -> {
+      Authentication.requireAdmin(ctx);
+      handler.handle(ctx);
+    });
   }
 
   private void createTenant(RoutingContext ctx) {
@@ -80,9 +110,19 @@ final class AdminRoutes {
         .onFailure(ctx::fail);
   }
 
+  /**
+   * Its running work ends first (analyses fail with TenantDeleted, sandboxes are removed, warm ones
+   * included), then its rows go; a sandbox that could not be removed is left to the reaper.
+   */
   private void deleteTenant(RoutingContext ctx) {
     UUID id = tenantId(ctx);
-    tenants.deleteTenant(id)
+    tenants.tenant(id)
+        .map(found -> found.orElseThrow(() -> noTenant(id)))
+        .compose(t -> endWork.apply(id).recover(e -> {
+          log.warn("tenant {}: not every sandbox could be removed ({}); the reaper will", id, e.toString());
+          return Future.succeededFuture();
+        }))
+        .compose(v -> tenants.deleteTenant(id))
         .compose(deleted -> deleted ? Future.succeededFuture() : Future.failedFuture(noTenant(id)))
         .compose(v -> {
           quotas.forget(id);

@@ -31,18 +31,21 @@ final class AnalysisRoutes {
 
   private final AnalysisService analyses;
   private final Quotas quotas;
+  private final long bodyTimeoutMs;
 
-  AnalysisRoutes(AnalysisService analyses, Quotas quotas) {
+  AnalysisRoutes(AnalysisService analyses, Quotas quotas, long bodyTimeoutMs) {
     this.analyses = analyses;
     this.quotas = quotas;
+    this.bodyTimeoutMs = bodyTimeoutMs;
   }
 
-  void mount(Router router) {
-    router.post("/v1/analyses").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::create);
-    router.get("/v1/analyses").handler(this::list);
-    router.get("/v1/analyses/:id").handler(this::get);
-    router.get("/v1/analyses/:id/events").handler(this::events);
-    router.post("/v1/analyses/:id/replay").handler(this::replay);
+  /** Each route starts with {@code tenantAuth}, the tenant's API key. */
+  void mount(Router router, io.vertx.core.Handler<RoutingContext> tenantAuth) {
+    router.post("/v1/analyses").handler(tenantAuth).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeoutMs)).handler(this::create);
+    router.get("/v1/analyses").handler(tenantAuth).handler(this::list);
+    router.get("/v1/analyses/:id").handler(tenantAuth).handler(this::get);
+    router.get("/v1/analyses/:id/events").handler(tenantAuth).handler(this::events);
+    router.post("/v1/analyses/:id/replay").handler(tenantAuth).handler(this::replay);
   }
 
   private void create(RoutingContext ctx) {

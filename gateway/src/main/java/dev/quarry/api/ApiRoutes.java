@@ -16,7 +16,6 @@ import dev.quarry.search.SearchService;
 import dev.quarry.store.DatabaseUnavailable;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
-import dev.quarry.tenancy.ApiKeys;
 import dev.quarry.tenancy.Quota;
 import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.tenancy.Quotas;
@@ -24,11 +23,10 @@ import dev.quarry.tenancy.TenantStore;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.FileUpload;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
@@ -51,12 +49,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class ApiRoutes {
   private static final Logger log = LoggerFactory.getLogger(ApiRoutes.class);
-  private static final String TENANT_KEY = "quarry.tenant";
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
   /** The largest page GET /v1/documents?limit= answers. */
   static final int DOCUMENTS_PAGE_MAX = 1000;
   private static final long ADMIN_BODY_LIMIT = 16 * 1024;
-  private static final String BEARER = "Bearer ";
   private static final String FORM_DECODER_PACKAGE = "io.netty.handler.codec.http.multipart.";
   private static final String JSON = "application/json";
 
@@ -71,9 +67,11 @@ public final class ApiRoutes {
   private final TenantStore tenants;
   private final Quotas quotas;
   private final AdminRoutes admin;
+  private final Authentication auth;
   private AnalysisRoutes analyses;
   /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
   private volatile int port;
+  private dev.quarry.agent.AnalysisService analysisService;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by ops.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
@@ -100,12 +98,22 @@ public final class ApiRoutes {
     this.searchService = searchService;
     this.tenants = tenants;
     this.quotas = quotas;
-    this.admin = new AdminRoutes(tenants, quotas, documentsFs);
+    this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork);
+    this.auth = new Authentication(config.tenancy(), tenants, quotas);
+  }
+
+  /** A tenant is being deleted: its analyses end (failed, TenantDeleted) and its sandboxes go at once. */
+  private Future<Void> endTenantWork(UUID tenant) {
+    if (analysisService != null) {
+      analysisService.endTenant(tenant);
+    }
+    return sandboxes == null ? Future.succeededFuture() : sandboxes.removeTenant(tenant).mapEmpty();
   }
 
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
-    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas);
+    this.analysisService = service;
+    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas, config.bodyTimeoutMs());
     return this;
   }
 
@@ -119,23 +127,42 @@ public final class ApiRoutes {
     return config.dataDir().resolve("uploads");
   }
 
+  /**
+   * Every route starts with its own authentication ({@link Authentication}): whichever route a
+   * request reaches, that route decides who may ask. Before any route, a path not in canonical form
+   * is refused, so that the path a client wrote is the path the router matched.
+   */
+  /**
+   * Deletes upload files a gateway that died mid-request left behind: those untouched for longer
+   * than the body timeout (a live upload is written to until it has all arrived, and read at once).
+   * Blocking; returns how many went.
+   */
+  public static int sweepUploads(Config config) {
+    return UploadBody.sweep(uploadsDir(config), java.time.Duration.ofMillis(config.bodyTimeoutMs()));
+  }
+
   public Router router() {
     Router router = Router.router(vertx);
     router.route().handler(ApiRoutes::requestId);
-    router.route().handler(this::resolveTenant);
-    router.post("/v1/documents").handler(LimitedBody.uploads(config.maxUploadBytes(), uploadsDir(config))).handler(this::ingest);
-    router.get("/v1/documents").handler(this::listDocuments);
-    router.get("/v1/documents/:id").handler(this::getDocument);
-    router.delete("/v1/documents/:id").handler(this::deleteDocument);
-    router.get("/v1/documents/:id/items").handler(this::items);
-    router.get("/v1/documents/:id/toc").handler(this::toc);
-    router.get("/v1/documents/:id/content").handler(this::content);
-    router.post("/v1/search").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::search);
-    router.post("/v1/executions").handler(LimitedBody.json(JSON_BODY_LIMIT)).handler(this::execute);
-    admin.mount(router, LimitedBody.json(ADMIN_BODY_LIMIT));
+    router.route().handler(Authentication::canonicalPath);
+    Handler<RoutingContext> tenant = auth.tenant();
+    long bodyTimeout = config.bodyTimeoutMs();
+    router.post("/v1/documents").handler(tenant)
+        .handler(new UploadBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout,
+            LimitedBody.json(config.maxUploadBytes(), bodyTimeout)))
+        .handler(this::ingest);
+    router.get("/v1/documents").handler(tenant).handler(this::listDocuments);
+    router.get("/v1/documents/:id").handler(tenant).handler(this::getDocument);
+    router.delete("/v1/documents/:id").handler(tenant).handler(this::deleteDocument);
+    router.get("/v1/documents/:id/items").handler(tenant).handler(this::items);
+    router.get("/v1/documents/:id/toc").handler(tenant).handler(this::toc);
+    router.get("/v1/documents/:id/content").handler(tenant).handler(this::content);
+    router.post("/v1/search").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout)).handler(this::search);
+    router.post("/v1/executions").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout)).handler(this::execute);
+    admin.mount(router, auth.admin(), LimitedBody.json(ADMIN_BODY_LIMIT, bodyTimeout));
     if (analyses != null) {
-      analyses.mount(router);
-      new OpenAiRoutes(analyses).mount(router, LimitedBody.json(JSON_BODY_LIMIT));
+      analyses.mount(router, tenant);
+      new OpenAiRoutes(analyses).mount(router, tenant, LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout));
     }
     McpTransport mcp = new McpTransport(vertx);
     McpServer.async(mcp)
@@ -145,7 +172,7 @@ public final class ApiRoutes {
         .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
         .tools(new McpTools(vertx, analyses, () -> port).specifications())
         .build();
-    mcp.mount(router, LimitedBody.json(JSON_BODY_LIMIT));
+    mcp.mount(router, tenant, LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout));
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
@@ -169,75 +196,9 @@ public final class ApiRoutes {
     ctx.next();
   }
 
-  /**
-   * Who is asking. Probes are open; {@code /v1/admin/} takes the admin token; everything else an
-   * API key, from which alone the tenant comes (never from a request field), and counts against
-   * that tenant's requests per minute.
-   */
-  private void resolveTenant(RoutingContext ctx) {
-    try {
-      // Routes match on the decoded path; a malformed escape would otherwise fail deep in routing.
-      ctx.normalizedPath();
-    } catch (IllegalArgumentException e) {
-      ctx.fail(ApiError.badRequest("invalid_path", "the request path is not valid: " + e.getMessage()));
-      return;
-    }
-    String path = ctx.request().path();
-    // Probes and metrics are open (no tenant data in either; Kubernetes' NetworkPolicy fences /metrics).
-    if (path.equals("/healthz") || path.equals("/readyz") || path.equals("/metrics")) {
-      ctx.next();
-      return;
-    }
-    String credential = bearer(ctx);
-    if (path.equals(AdminRoutes.PREFIX) || path.startsWith(AdminRoutes.PREFIX + "/")) {
-      String token = config.tenancy().adminToken();
-      if (token.isEmpty()) {
-        ctx.fail(new ApiError(403, "admin_disabled",
-            "the admin API is off; start the gateway with QUARRY_ADMIN_TOKEN set to use it"));
-      } else if (credential == null || !ApiKeys.sameSecret(credential, token)) {
-        ctx.fail(unauthorized("the admin API takes 'Authorization: Bearer <QUARRY_ADMIN_TOKEN>'"));
-      } else {
-        ctx.next();
-      }
-      return;
-    }
-    if (credential == null) {
-      ctx.fail(unauthorized("send an API key as 'Authorization: Bearer <key>'"));
-      return;
-    }
-    // The body waits while the key is looked up: the body handler further on must see all of it.
-    HttpServerRequest request = ctx.request();
-    request.pause();
-    tenants.authenticate(credential)
-        .compose(found -> found.isEmpty()
-            ? Future.failedFuture(unauthorized("the API key is not valid (unknown, malformed or revoked)"))
-            : quotas.admitRequest(found.get()).map(admitted -> found.get()))
-        .onSuccess(tenant -> {
-          ctx.put(TENANT_KEY, tenant);
-          ctx.next();
-          request.resume();
-        })
-        .onFailure(err -> {
-          request.resume();
-          ctx.fail(err);
-        });
-  }
-
-  private static String bearer(RoutingContext ctx) {
-    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
-      return null;
-    }
-    String credential = header.substring(BEARER.length()).strip();
-    return credential.isEmpty() ? null : credential;
-  }
-
-  private static ApiError unauthorized(String message) {
-    return new ApiError(401, "unauthorized", message);
-  }
-
+  /** The tenant whose key the route admitted; refuses (401) a request that holds no tenant's key. */
   static UUID tenant(RoutingContext ctx) {
-    return ctx.get(TENANT_KEY);
+    return Authentication.tenantOf(ctx);
   }
 
   private void ingest(RoutingContext ctx) {
@@ -284,16 +245,12 @@ public final class ApiRoutes {
 
   private Future<IngestRequest> ingestRequest(RoutingContext ctx) {
     String contentType = Optional.ofNullable(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE)).orElse("");
-    if (contentType.startsWith("multipart/form-data")) {
-      FileUpload upload = ctx.fileUploads().stream().filter(f -> f.name().equals("file")).findFirst().orElse(null);
-      if (upload == null) {
-        return Future.failedFuture(ApiError.badRequest("missing_file",
-            "multipart field 'file' is missing; send the document as a file field named 'file'"));
-      }
+    UploadBody.Received upload = UploadBody.received(ctx);
+    if (upload != null) {
       String fileName = upload.fileName() == null || upload.fileName().isBlank() ? "upload" : upload.fileName();
-      String uri = Optional.ofNullable(ctx.request().getFormAttribute("uri")).filter(s -> !s.isBlank()).orElse(fileName);
-      String title = Optional.ofNullable(ctx.request().getFormAttribute("title")).filter(s -> !s.isBlank()).orElse(null);
-      return vertx.fileSystem().readFile(upload.uploadedFileName())
+      String uri = Optional.ofNullable(upload.fields().get("uri")).filter(s -> !s.isBlank()).orElse(fileName);
+      String title = Optional.ofNullable(upload.fields().get("title")).filter(s -> !s.isBlank()).orElse(null);
+      return vertx.fileSystem().readFile(upload.file().toString())
           .map(bytes -> new IngestRequest(fileName, uri, title, upload.contentType(), bytes.getBytes()));
     }
     if (contentType.startsWith(JSON)) {
@@ -417,16 +374,11 @@ public final class ApiRoutes {
   }
 
   /**
-   * Deletes the request's uploaded files before the reply goes out, so that no client ever sees a
-   * reply while its upload still sits on disk. (The body handler deletes them at the end of the
-   * request too, for paths that never reach a handler; a file already gone is fine.)
+   * Deletes the request's spooled upload before the reply goes out, so that no client ever sees a
+   * reply while its upload still sits on disk ({@link UploadBody} deletes it on every other path).
    */
-  private Future<Void> discardUploads(RoutingContext ctx) {
-    List<Future<Void>> deletions = new ArrayList<>();
-    for (FileUpload upload : ctx.fileUploads()) {
-      deletions.add(vertx.fileSystem().delete(upload.uploadedFileName()).otherwiseEmpty());
-    }
-    return Future.join(deletions).mapEmpty();
+  private static Future<Void> discardUploads(RoutingContext ctx) {
+    return UploadBody.discard(ctx);
   }
 
   private ApiError toApiError(RoutingContext ctx) {

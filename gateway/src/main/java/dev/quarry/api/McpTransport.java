@@ -60,10 +60,10 @@ final class McpTransport implements McpStreamableServerTransportProvider {
     this.sweeper = vertx.setPeriodic(60_000, t -> sweep());
   }
 
-  void mount(Router router, Handler<RoutingContext> body) {
-    router.post(PATH).handler(body).handler(this::post);
-    router.get(PATH).handler(this::get);
-    router.delete(PATH).handler(this::delete);
+  void mount(Router router, Handler<RoutingContext> tenant, Handler<RoutingContext> body) {
+    router.post(PATH).handler(tenant).handler(body).handler(this::post);
+    router.get(PATH).handler(tenant).handler(this::get);
+    router.delete(PATH).handler(tenant).handler(this::delete);
   }
 
   @Override

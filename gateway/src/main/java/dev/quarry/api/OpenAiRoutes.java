@@ -55,10 +55,10 @@ final class OpenAiRoutes {
     this.analyses = analyses;
   }
 
-  void mount(Router router, io.vertx.core.Handler<RoutingContext> body) {
-    router.post("/v1/chat/completions").handler(body).handler(this::complete);
-    router.get("/v1/models").handler(this::models);
-    router.get("/v1/models/:model").handler(this::model);
+  void mount(Router router, io.vertx.core.Handler<RoutingContext> tenant, io.vertx.core.Handler<RoutingContext> body) {
+    router.post("/v1/chat/completions").handler(tenant).handler(body).handler(this::complete);
+    router.get("/v1/models").handler(tenant).handler(this::models);
+    router.get("/v1/models/:model").handler(tenant).handler(this::model);
   }
 
   /**

@@ -29,7 +29,8 @@ public record Config(
     int maxQueryChars,
     String pgAppUser,
     String pgAppPassword,
-    TenancySettings tenancy) {
+    TenancySettings tenancy,
+    long bodyTimeoutMs) {
 
   /** From the environment over the optional {@code QUARRY_CONFIG_FILE} ({@link ConfigSource}). */
   public static Config fromEnv() {
@@ -68,7 +69,8 @@ public record Config(
         s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000),
         s.string("QUARRY_PG_APP_USER", "quarry_app"),
         s.secret("QUARRY_PG_APP_PASSWORD", "quarry_app"),
-        TenancySettings.read(s));
+        TenancySettings.read(s),
+        s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000));
   }
 
   /** The same settings with another database name: tests use one database per test class. */
@@ -76,35 +78,43 @@ public record Config(
     return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy);
+        tenancy, bodyTimeoutMs);
   }
 
   public Config withDataDir(Path dir) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy);
+        tenancy, bodyTimeoutMs);
   }
 
   public Config withHttpPort(int port) {
     return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy);
+        tenancy, bodyTimeoutMs);
   }
 
   public Config withMaxUploadBytes(long bytes) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy);
+        tenancy, bodyTimeoutMs);
   }
 
   public Config withTenancy(TenancySettings settings) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        settings);
+        settings, bodyTimeoutMs);
+  }
+
+  /** The same settings with another body timeout (tests of stalled bodies use a short one). */
+  public Config withBodyTimeoutMs(long ms) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, ms);
   }
 
   /** Redacts the password and the API key: a Config may end up in a log line. */

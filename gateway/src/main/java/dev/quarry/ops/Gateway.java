@@ -71,6 +71,7 @@ public final class Gateway extends VerticleBase {
   private long probeTimer = -1;
   private long sweepTimer = -1;
   private Pool maintenancePool;
+  private Router router;
 
   public Gateway(Config config) {
     this(config, OpsSettings.DEFAULTS, new QuarryMetrics());
@@ -134,6 +135,7 @@ public final class Gateway extends VerticleBase {
               sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
           sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics);
           addReadinessChecks();
+          addMountCheck(sandboxed);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
@@ -151,7 +153,7 @@ public final class Gateway extends VerticleBase {
               search, new TenantStore(pool), new Quotas(pool, config.tenancy()), documentsFs,
               sandboxes, model.configured() ? model::completeLater : null)
               .withAnalyses(analyses);
-          Router router = routes.router();
+          router = routes.router();
           new OpsRoutes(readiness, lifecycle, metrics).mount(router);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           Future<Void> reaped = sandboxes.start().recover(e -> {
@@ -185,14 +187,18 @@ public final class Gateway extends VerticleBase {
           probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
           // Analyses that a killed gateway (this one's earlier life or another replica) left running.
           AbandonedAnalyses abandoned = new AbandonedAnalyses(maintenancePool, AbandonedAnalyses.DEFAULT_GRACE);
-          sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> abandoned.sweep()
-              .onSuccess(ended -> {
-                if (!ended.isEmpty()) {
-                  log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
-                      ended.size(), ended);
-                }
-              })
-              .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage())));
+          sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> {
+            abandoned.sweep()
+                .onSuccess(ended -> {
+                  if (!ended.isEmpty()) {
+                    log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
+                        ended.size(), ended);
+                  }
+                })
+                .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage()));
+            // Upload files a crashed gateway sharing this data directory left (this one's went at start-up).
+            vertx.executeBlocking(() -> ApiRoutes.sweepUploads(config), false);
+          });
           log.info("Quarry gateway listening on port {}", listening.actualPort());
         });
   }
@@ -206,6 +212,10 @@ public final class Gateway extends VerticleBase {
     docker = ContainerLauncher.connect(ops.dockerHost());
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
+    int swept = ApiRoutes.sweepUploads(config);
+    if (swept > 0) {
+      log.warn("deleted {} upload files left behind by a gateway that stopped mid-request", swept);
+    }
     return Embedders.fromConfig(config);
   }
 
@@ -230,6 +240,39 @@ public final class Gateway extends VerticleBase {
   }
 
   /**
+   * Reported, never required: whether a sandbox's /proc/self/mountinfo shows host paths of the
+   * documents or run directories (they are not on filesystems of their own). The paths go to the
+   * log once, never to /readyz, which anyone may read.
+   */
+  private void addMountCheck(SandboxSettings sandboxed) {
+    java.nio.file.Path documentsRoot = config.dataDir().resolve("documents");
+    java.util.function.Supplier<String> shown = () -> {
+      try {
+        Files.createDirectories(sandboxed.runRoot());
+      } catch (IOException e) {
+        return "the run directory cannot be created: " + e.getMessage();
+      }
+      String docs = dev.quarry.sandbox.MountPrivacy.hostPathShown(documentsRoot, config.dataDir());
+      String run = dev.quarry.sandbox.MountPrivacy.hostPathShown(sandboxed.runRoot(), sandboxed.runRoot());
+      return docs == null && run == null ? null
+          : (docs == null ? "" : "QUARRY_DATA_DIR shows as " + docs + " ") + (run == null ? "" : "QUARRY_SANDBOX_RUN_DIR shows as " + run);
+    };
+    vertx.executeBlocking(shown::get, false).onSuccess(problem -> {
+      if (problem != null) {
+        log.warn("sandboxes' /proc/self/mountinfo will show host paths ({}); put QUARRY_DATA_DIR and"
+            + " QUARRY_SANDBOX_RUN_DIR on filesystems of their own (README, Security)", problem.strip());
+      }
+    });
+    readiness.advise("sandbox_mounts", () -> vertx.executeBlocking(() -> {
+      if (shown.get() != null) {
+        throw new IllegalStateException("sandboxes' mountinfo shows host paths of QUARRY_DATA_DIR or"
+            + " QUARRY_SANDBOX_RUN_DIR (not on filesystems of their own; the log names them)");
+      }
+      return "documents and run directories show no host path";
+    }, false));
+  }
+
+  /**
    * Reported, never required: without a model endpoint analyses are refused, but ingestion, search
    * and executions work, and a gateway taken out of service would stop those too.
    */
@@ -251,6 +294,11 @@ public final class Gateway extends VerticleBase {
   /** The port actually bound (differs from the configured one when that is 0). */
   public int port() {
     return server.actualPort();
+  }
+
+  /** Every route the gateway serves, as its router holds them (tests enumerate them). */
+  public java.util.List<io.vertx.ext.web.Route> routes() {
+    return router.getRoutes();
   }
 
   /** Where long-running work registers, so that a shutdown drains it. */

@@ -146,6 +146,11 @@ final class GrpcSandboxSession implements SandboxSession {
 
   @Override
   public Future<Void> close() {
+    return close(new CellError(CellError.CANCELLED, "the session was closed while the cell ran", ""));
+  }
+
+  /** Closes the session; a cell running now ends at once with {@code why}. */
+  Future<Void> close(CellError why) {
     Cell c;
     synchronized (this) {
       if (closing != null) {
@@ -158,8 +163,7 @@ final class GrpcSandboxSession implements SandboxSession {
       closing = removeSandbox();
     }
     if (c != null) {
-      c.end(new CellOutcome(CellStatus.CELL_STATUS_CANCELLED, c.stdout(), c.stderr(),
-          new CellError(CellError.CANCELLED, "the session was closed while the cell ran", ""),
+      c.end(new CellOutcome(CellStatus.CELL_STATUS_CANCELLED, c.stdout(), c.stderr(), why,
           c.truncated, c.elapsedMs()));
       vertx.cancelTimer(c.timer);
     }

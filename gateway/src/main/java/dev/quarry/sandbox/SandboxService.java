@@ -47,6 +47,10 @@ public final class SandboxService {
   /** The capacity slot of every container that exists, by sandbox id, until it is removed. */
   private final Map<String, SandboxCapacity.Slot> slots = new ConcurrentHashMap<>();
   private final QuarryMetrics metrics;
+  /** Tenants deleted while this gateway ran: they get no sandbox again (ids are never reused). */
+  private final Set<UUID> removedTenants = ConcurrentHashMap.newKeySet();
+  /** Sessions being opened, and for which tenant. */
+  private final Map<Future<SandboxSession>, UUID> openings = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /**
@@ -128,6 +132,9 @@ public final class SandboxService {
     if (closed) {
       return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
     }
+    if (removedTenants.contains(tenantId)) {
+      return Future.failedFuture(removed(tenantId));
+    }
     long asked = System.nanoTime();
     boolean pooledScope = scope.isAll() && settings.poolPerTenant() > 0;
     Sandbox warmOne = pooledScope ? pool.poll(tenantId) : null;
@@ -135,10 +142,10 @@ public final class SandboxService {
     // The request claims its slot (or its place in the queue) before the pool refills, so that
     // warming never takes the room a request is about to need.
     Future<LiveSandbox> live = warm ? pooledLive(warmOne) : startLive(tenantId, scope, capacity.acquire(abandoned));
-    if (pooledScope) {
+    if (pooledScope && !removedTenants.contains(tenantId)) {
       pool.refill(tenantId);
     }
-    return live.onFailure(e -> {
+    Future<SandboxSession> opened = live.onFailure(e -> {
       if (!(e instanceof java.util.concurrent.CancellationException)) {
         metrics.sandboxStartFailed(startFailure(e)); // an abandoned wait is nobody's failure
       }
@@ -156,8 +163,47 @@ public final class SandboxService {
         return session.close().transform(ar -> Future.failedFuture(
             new IllegalStateException("the sandbox service is closed")));
       }
+      if (removedTenants.contains(tenantId)) {
+        // Its tenant was deleted while it started.
+        return session.close().transform(ar -> Future.failedFuture(removed(tenantId)));
+      }
       return Future.succeededFuture(session);
     });
+    openings.put(opened, tenantId);
+    opened.onComplete(ar -> openings.remove(opened));
+    return opened;
+  }
+
+  private static IllegalStateException removed(UUID tenantId) {
+    return new IllegalStateException("tenant " + tenantId + " was deleted");
+  }
+
+  /**
+   * The tenant was deleted: removes every sandbox of it at once, warm, starting or in use (a cell
+   * running in one ends with {@link CellError#TENANT_DELETED}), and refuses it any new one. Completes
+   * once the containers are gone, with how many there were.
+   */
+  public Future<Integer> removeTenant(UUID tenantId) {
+    removedTenants.add(tenantId);
+    List<Future<?>> removals = new ArrayList<>();
+    removals.add(pool.forget(tenantId).otherwiseEmpty());
+    // Sessions opening for it end in open(), which closes what it started for a removed tenant.
+    for (Map.Entry<Future<SandboxSession>, UUID> opening : openings.entrySet()) {
+      if (opening.getValue().equals(tenantId)) {
+        removals.add(opening.getKey().otherwiseEmpty());
+      }
+    }
+    CellError why = new CellError(CellError.TENANT_DELETED,
+        "the tenant was deleted; its sandboxes were removed while the cell ran", "");
+    for (GrpcSandboxSession s : List.copyOf(sessions)) {
+      if (s.tenantId().equals(tenantId)) {
+        removals.add(s.close(why).otherwiseEmpty());
+      }
+    }
+    if (!removals.isEmpty()) {
+      LOG.info("tenant {} deleted: removing its {} sandboxes", tenantId, removals.size());
+    }
+    return Future.join(removals).map(v -> removals.size());
   }
 
   /** The reason label of quarry_sandbox_start_failures: the runner never answered, or the engine failed. */

@@ -32,6 +32,8 @@ public final class WarmPool {
   private final Function<UUID, Future<Sandbox>> starter;
   private final Function<Sandbox, Future<Void>> disposer;
   private final Map<UUID, TenantPool> pools = new ConcurrentHashMap<>();
+  /** Tenants deleted: their pools never fill again. */
+  private final java.util.Set<UUID> retiredTenants = ConcurrentHashMap.newKeySet();
   private final Set<Future<?>> starting = new HashSet<>();
   private boolean closed;
 
@@ -119,6 +121,29 @@ public final class WarmPool {
     return disposer.apply(sandbox);
   }
 
+  /**
+   * Drops the tenant's pool (the tenant was deleted) and disposes of its sandboxes: ready ones at
+   * once, one still starting as soon as it is ready (it is never pooled). Completes when all are
+   * gone, with how many there were; the pool never fills for the tenant again.
+   */
+  public Future<Integer> forget(UUID tenantId) {
+    retiredTenants.add(tenantId);
+    TenantPool pool = pools.remove(tenantId);
+    if (pool == null) {
+      return Future.succeededFuture(0);
+    }
+    List<Future<?>> removals = new ArrayList<>();
+    List<Sandbox> idle = pool.retire();
+    for (Sandbox s : idle) {
+      removals.add(dispose(s).otherwiseEmpty());
+    }
+    // A launch under way for it ends in offer(), which disposes of what it started.
+    for (Future<Void> launch : List.copyOf(pool.launches)) {
+      removals.add(launch.otherwiseEmpty());
+    }
+    return Future.join(removals).map(v -> removals.size());
+  }
+
   /** How many started sandboxes wait in the tenant's pool now. */
   public int ready(UUID tenantId) {
     TenantPool pool = pools.get(tenantId);
@@ -143,6 +168,11 @@ public final class WarmPool {
   }
 
   private TenantPool pool(UUID tenantId) {
+    if (retiredTenants.contains(tenantId)) {
+      TenantPool none = new TenantPool(tenantId);
+      none.retire();
+      return none;
+    }
     return pools.computeIfAbsent(tenantId, TenantPool::new);
   }
 
@@ -164,10 +194,12 @@ public final class WarmPool {
               return Future.failedFuture(e);
             });
         starting.add(f);
+        pool.launches.add(f);
         f.onComplete(ar -> {
           synchronized (this) {
             starting.remove(f);
           }
+          pool.launches.remove(f);
         });
       }
     }
@@ -176,8 +208,11 @@ public final class WarmPool {
   private Future<Void> offer(TenantPool pool, Sandbox s) {
     synchronized (this) {
       if (!closed) {
-        pool.add(s);
-        return Future.succeededFuture();
+        if (pool.add(s)) {
+          return Future.succeededFuture();
+        }
+        // Its tenant was deleted while it started: nobody may have it.
+        return dispose(s);
       }
     }
     // Started after close: nobody may have it.
@@ -192,6 +227,9 @@ public final class WarmPool {
     private final List<Promise<Void>> fullWaiters = new ArrayList<>();
     private int launching;
     private int target;
+    private boolean retired;
+    /** Its launches under way (for a deleted tenant to wait for). */
+    final java.util.Set<Future<Void>> launches = ConcurrentHashMap.newKeySet();
 
     TenantPool(UUID tenantId) {
       this.tenantId = tenantId;
@@ -199,19 +237,32 @@ public final class WarmPool {
 
     /** Books the launches needed to reach {@code size}; returns how many to start. */
     synchronized int reserve(int size) {
+      if (retired) {
+        return 0;
+      }
       target = size;
       int needed = Math.max(0, size - ready.size() - launching);
       launching += needed;
       return needed;
     }
 
-    synchronized void add(Sandbox s) {
+    /** False when the pool was retired meanwhile: then the sandbox is not kept. */
+    synchronized boolean add(Sandbox s) {
       launching--;
+      if (retired) {
+        return false;
+      }
       ready.addLast(s);
       if (ready.size() >= target) {
         fullWaiters.forEach(Promise::tryComplete);
         fullWaiters.clear();
       }
+      return true;
+    }
+
+    synchronized List<Sandbox> retire() {
+      retired = true;
+      return drain();
     }
 
     synchronized void release() {

@@ -100,6 +100,7 @@ class HostileInputFuzzTest {
         failures.add(attempt + " -> error without the JSON error shape: " + abbreviate(body));
       }
     }
+    sent += pathSpellings(random, failures);
     for (String raw : rawRequests()) {
       int status = sendRaw(raw);
       if (status >= 500) {
@@ -170,7 +171,8 @@ class HostileInputFuzzTest {
     if (auth != null) {
       request.putHeader("Authorization", auth);
     }
-    String accept = pick(r, "", "", "text/event-stream", "application/json, text/event-stream", printable(r, 40));
+    String accept = pick(r, "", "", "text/event-stream", "application/json, text/event-stream", printable(r, 40),
+        "text/event-stream;q=0", "text/event-stream;q=" + printable(r, 5));
     if (!accept.isEmpty()) {
       request.putHeader("Accept", accept);
     }
@@ -335,6 +337,45 @@ class HostileInputFuzzTest {
     return s.length() > 200 ? s.substring(0, 200) + "…" : s;
   }
 
+  /**
+   * Other spellings of the admin and tenant paths (escapes, dot segments, slashes, case), sent raw
+   * with each kind of credential: a non-canonical one is 400 for everybody, and no spelling gives a
+   * tenant key or no key anything of the admin API.
+   */
+  private int pathSpellings(Random r, List<String> failures) {
+    String[][] routes = {{"GET", "/v1/admin/tenants"}, {"POST", "/v1/admin/tenants/" + tenant.id() + "/keys"},
+        {"PUT", "/v1/admin/tenants/" + tenant.id() + "/quotas"}, {"GET", "/v1/documents/" + knownDoc},
+        {"GET", "/v1/documents"}, {"DELETE", "/v1/admin/tenants/" + tenant.id()}};
+    int sent = 0;
+    for (String[] route : routes) {
+      List<PathSpellings.Spelling> spellings = new ArrayList<>(PathSpellings.of(route[1], r, 10));
+      java.util.Collections.shuffle(spellings, r);
+      for (PathSpellings.Spelling s : spellings.subList(0, Math.min(25, spellings.size()))) {
+        String who = pick(r, "tenant", "none", "admin");
+        String bearer = switch (who) {
+          case "tenant" -> tenant.apiKey();
+          case "admin" -> TestGateway.ADMIN_TOKEN;
+          default -> null;
+        };
+        String body = route[0].equals("GET") || route[0].equals("DELETE") ? null
+            : new JsonObject().put("name", "fuzz").put("requests_per_minute", 100000).encode();
+        RawHttp.Answer a = RawHttp.send(gateway.port(), route[0], s.path(), bearer, body);
+        sent++;
+        String where = who + " " + route[0] + " " + abbreviate(s.path()) + " (" + s.how() + ") -> " + a;
+        if (s.kind() == PathSpellings.Kind.NON_CANONICAL && a.status() != 400) {
+          failures.add(where + " (a non-canonical path must be 400)");
+        }
+        if (!who.equals("admin") && route[1].startsWith("/v1/admin") && a.status() >= 200 && a.status() < 300) {
+          failures.add(where + " (admin API reached without the admin token)");
+        }
+        if (a.status() >= 500) {
+          failures.add(where);
+        }
+      }
+    }
+    return sent;
+  }
+
   /** Requests no well-behaved client would send, written straight to the socket. */
   private List<String> rawRequests() {
     String auth = "Authorization: Bearer " + tenant.apiKey() + "\r\n";
@@ -344,7 +385,20 @@ class HostileInputFuzzTest {
         "POST /v1/search HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Type: application/json\r\nContent-Length: 99999999\r\n\r\n{\"query\":",
         "POST /v1/search HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         "GET /v1/documents/" + "%".repeat(3) + " HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n",
-        "GET /" + "a".repeat(10_000) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+        "GET /" + "a".repeat(10_000) + " HTTP/1.1\r\nHost: x\r\n\r\n",
+        // Multipart without a part name, and without its closing boundary (once a 500, and no answer).
+        multipart(auth, "--zz\r\nContent-Disposition: form-data; filename=\"a.md\"\r\n\r\n# A\r\n--zz--\r\n"),
+        multipart(auth, "--zz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.md\"\r\n\r\n# A\r\n"),
+        multipart(auth, "--zz\r\n\u0000\u00ff\r\n\r\n--zz--\r\n"),
+        "GET /v1/documents/../admin/tenants HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n",
+        "GET /v1/%61dmin/tenants HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n",
+        "GET //v1/admin/tenants HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n",
+        "GET http://x/v1/./admin/tenants HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n");
+  }
+
+  private static String multipart(String auth, String body) {
+    return "POST /v1/documents HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Type: multipart/form-data; boundary=zz\r\n"
+        + "Content-Length: " + body.getBytes(StandardCharsets.ISO_8859_1).length + "\r\n\r\n" + body;
   }
 
   /** The status of the first response line, or 0 when the gateway closed the connection without one. */

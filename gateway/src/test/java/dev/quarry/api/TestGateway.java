@@ -69,6 +69,15 @@ public final class TestGateway implements AutoCloseable {
     }
   }
 
+  /** As {@link #start(UnaryOperator)}, for a field initialiser. */
+  public static TestGateway started(UnaryOperator<Config> adjust) {
+    try {
+      return start(adjust);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   /** With settings changed from the test defaults (quotas, say). */
   public static TestGateway start(UnaryOperator<Config> adjust) throws IOException {
     return start(adjust, null);
