@@ -152,7 +152,6 @@ final class UploadBody implements Handler<RoutingContext> {
     private final List<Path> files = new ArrayList<>();
     private Future<Void> written = Future.succeededFuture();
     private HttpServerFileUpload part;
-    private boolean partEnded;
     private boolean done;
     private long bytes;
     private long timer = -1;
@@ -254,28 +253,25 @@ final class UploadBody implements Handler<RoutingContext> {
         return;
       }
       opened.add(Future.succeededFuture(file));
+      // No pause of the part: pausing it while the file's writes drained lost the part's end when the
+      // request ended meanwhile (by hand and through pipeTo alike), and good uploads hung or were
+      // refused as unclosed. The queued writes are bounded by the upload limit, which the request
+      // handler enforces on the raw bytes.
       Promise<Void> end = Promise.promise();
       written = end.future();
-      upload.handler(buffer -> {
-        file.write(buffer);
-        if (file.writeQueueFull()) {
-          upload.pause();
-          file.drainHandler(v -> upload.resume());
-        }
-      });
+      upload.handler(file::write);
       upload.exceptionHandler(e -> refuse(malformed(e)));
-      upload.endHandler(v -> {
-        partEnded = true;
-        // end(): once every queued write is done, closed; the handler reads the file after this.
-        file.end().onComplete(end);
-      });
+      upload.endHandler(v -> file.end().onComplete(end));
     }
 
     private void ended() {
       if (done) {
         return;
       }
-      if (!closed() || (part != null && !partEnded)) {
+      // Only the close delimiter decides here. The file part may not have ended yet: when its file's
+      // write queue filled, the part was paused, and its last data and end come once the writes drain;
+      // `written` below waits for that. (Refusing a part still under way refused good uploads at random.)
+      if (!closed()) {
         refuse(ApiError.badRequest("invalid_multipart", "the multipart body does not end with its"
             + " closing boundary ('--' boundary '--'); " + SHAPE));
         return;
