@@ -216,7 +216,9 @@ final class SandboxEndpoint {
       readingPaused = true;
       r = request;
     }
-    r.pause();
+    if (!isEnded()) {
+      r.pause();
+    }
   }
 
   void resumeReading() {
@@ -228,7 +230,14 @@ final class SandboxEndpoint {
       readingPaused = false;
       r = request;
     }
-    r.resume();
+    if (isEnded()) {
+      return; // nothing more to read
+    }
+    try {
+      r.resume();
+    } catch (IllegalStateException e) {
+      // The runner's side ended meanwhile ("request has already been read"): nothing to resume.
+    }
   }
 
   /** Ends the stream and stops listening. Idempotent. */
