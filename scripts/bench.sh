@@ -14,7 +14,7 @@ export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
 which=("${@:-all}")
 # The sandbox benchmark measures the runner of this checkout: build it into an image of its own
 # (Docker's layer cache makes this quick when nothing changed) unless one is named.
-if [[ " ${which[*]} " =~ " sandbox " || " ${which[*]} " =~ " analyses " || " ${which[*]} " =~ " surfaces " || " ${which[*]} " =~ " soak " || " ${which[*]} " =~ " all " ]] && [[ -z "${QUARRY_SANDBOX_IMAGE:-}" ]]; then
+if [[ " ${which[*]} " =~ " sandbox " || " ${which[*]} " =~ " analyses " || " ${which[*]} " =~ " surfaces " || " ${which[*]} " =~ " tenants " || " ${which[*]} " =~ " soak " || " ${which[*]} " =~ " all " ]] && [[ -z "${QUARRY_SANDBOX_IMAGE:-}" ]]; then
   bash sandbox-image/build-base.sh >/dev/null
   docker build -q -f sandbox-image/Dockerfile --build-arg BASE_IMAGE="$(bash sandbox-image/build-base.sh --print-image)" \
     -t quarry-sandbox:bench . >/dev/null

@@ -61,7 +61,8 @@ final class AnalysesBench {
       Path dataDir = Files.createTempDirectory("quarry-bench-analyses");
       Config base = db.config().withHttpPort(0).withDataDir(dataDir);
       Config config = base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)
-          .withDefault(Quota.CONCURRENT_ANALYSES, 1_000).withDefault(Quota.REQUESTS_PER_MINUTE, 1_000_000));
+          .withDefault(Quota.CONCURRENT_ANALYSES, 1_000).withDefault(Quota.REQUESTS_PER_MINUTE, 1_000_000)
+          .withDefault(Quota.CONCURRENT_SANDBOXES, Quota.CONCURRENT_SANDBOXES.hardLimit()));
       BenchModelServer model = new BenchModelServer(vertx, CELLS);
       AgentSettings agent = AgentSettings.fromEnv(Map.of()).withEndpoint(model.baseUrl(), "bench-key", "bench-scripted")
           .withRetries(3, Duration.ofMillis(20), Duration.ofMillis(200), 1_000, Duration.ofSeconds(30));
@@ -70,7 +71,9 @@ final class AnalysesBench {
           gatewayId, Files.createDirectories(dataDir.resolve("run")), env.limits(), env.maxLimits(),
           env.poolPerTenant(), env.reapInterval(), false,
           // Room for every concurrent analysis: this measures the loop under contention, not the limit.
-          Math.max(env.maxActive(), Math.min(SandboxSettings.MAX_ACTIVE_BOUND, CONCURRENT + 16)), env.maxWait());
+          Math.max(env.maxActive(), Math.min(SandboxSettings.MAX_ACTIVE_BOUND, CONCURRENT + 16)), env.maxWait(),
+          // One tenant alone: it may use the whole gateway.
+          env.fairness().withTenantSharePercent(100));
       Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, new QuarryMetrics(),
           new Gateway.AgentWiring(agent, sandboxes));
       StringBuilder md = new StringBuilder();

@@ -78,7 +78,7 @@ final class QuarrySandboxes implements AutoCloseable {
     Files.createDirectories(runRoot);
     SandboxSettings settings = new SandboxSettings(base.dockerHost(), image, base.command(), base.user(),
         "bench-" + UUID.randomUUID().toString().substring(0, 8), runRoot, base.limits(), base.maxLimits(), pool,
-        base.reapInterval(), false, base.maxActive(), base.maxWait());
+        base.reapInterval(), false, base.maxActive(), base.maxWait(), base.fairness());
     SandboxService service = new SandboxService(stack.vertx(), settings, fs::sync);
     service.start().await();
     return service;

@@ -14,6 +14,7 @@ import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
+import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxSession;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -207,6 +208,9 @@ final class AnalysisRun implements Runnable {
       log.warn("analysis {}: no sandbox: {}", live.id(), e.toString());
       if (e instanceof SandboxCapacityExhausted) {
         throw new Stop(End.failed("SandboxCapacityExhausted", e.getMessage()));
+      }
+      if (e instanceof SandboxQuotaExceeded) {
+        throw new Stop(End.failed("SandboxQuotaExceeded", e.getMessage()));
       }
       throw new Stop(End.failed("SandboxUnavailable", "no sandbox could be started for this analysis: "
           + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())));

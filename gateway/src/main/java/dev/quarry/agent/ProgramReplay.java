@@ -4,6 +4,7 @@ import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
+import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxSession;
 import dev.quarry.sandbox.Scope;
 import io.vertx.core.json.JsonObject;
@@ -40,7 +41,7 @@ final class ProgramReplay {
     SandboxSession session;
     try {
       session = deps.sandboxes().open(tenantId, scope, callbacks, null).await();
-    } catch (SandboxCapacityExhausted e) {
+    } catch (SandboxCapacityExhausted | SandboxQuotaExceeded e) {
       throw e;
     } catch (RuntimeException e) {
       throw new AnalysisService.AnalysisRefused(503, "sandbox_unavailable",

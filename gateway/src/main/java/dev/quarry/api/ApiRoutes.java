@@ -10,6 +10,7 @@ import dev.quarry.agent.ModelClient;
 import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
+import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;
@@ -361,6 +362,8 @@ public final class ApiRoutes {
     }
     if (unwrap(ctx.failure()) instanceof QuotaExceeded over) {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
+    } else if (unwrap(ctx.failure()) instanceof SandboxQuotaExceeded over) {
+      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(over.retryAfterSeconds()));
     } else if (unwrap(ctx.failure()) instanceof SandboxCapacityExhausted full) {
       ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()));
     } else if (error.code().equals("database_unavailable")) {
@@ -391,6 +394,7 @@ public final class ApiRoutes {
       case ApiError e -> e;
       case IngestException e -> ingestError(e);
       case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
+      case SandboxQuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
       case SandboxCapacityExhausted e -> new ApiError(503, "sandbox_capacity_exhausted", e.getMessage());
       case Throwable e when DatabaseUnavailable.matches(e) -> new ApiError(503, "database_unavailable",
           "the database is unreachable for the moment (restarting or failing over); retry shortly");

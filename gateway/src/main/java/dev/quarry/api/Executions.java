@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.CallbackBudget;
 import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.proto.sandbox.v1.CellStatus;
@@ -8,7 +9,9 @@ import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
+import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.sandbox.SandboxSession;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.store.DocumentStore;
@@ -44,7 +47,7 @@ final class Executions {
   }
 
   /** What the request asks for, validated. */
-  record Request(String code, Scope scope, CellOptions options, boolean stream) {}
+  record Request(String code, Scope scope, CellOptions options, int callbacks, boolean stream) {}
 
   Request parse(RoutingContext ctx) {
     JsonObject body = Requests.jsonObject(ctx.body().buffer());
@@ -67,6 +70,8 @@ final class Executions {
           "field 'document_ids' is empty; leave it out to use all documents");
     }
     CellOptions options = CellOptions.defaults(sandboxes.settings());
+    SandboxSettings.Fairness fairness = sandboxes.settings().fairness();
+    long callbacks = fairness.executionCallbacks();
     Object limits = body.getValue("limits");
     if (limits != null) {
       if (!(limits instanceof JsonObject l)) {
@@ -81,13 +86,18 @@ final class Executions {
       } catch (IllegalArgumentException e) {
         throw ApiError.badRequest("invalid_limits", "field 'limits." + e.getMessage().replaceFirst(" ", "' "));
       }
+      callbacks = limit(l, "callbacks", callbacks);
+      if (callbacks < 1 || callbacks > fairness.maxExecutionCallbacks()) {
+        throw ApiError.badRequest("invalid_limits", "field 'limits.callbacks' must be between 1 and "
+            + fairness.maxExecutionCallbacks() + " (QUARRY_MAX_EXECUTION_CALLBACKS), got " + callbacks);
+      }
     }
     Object stream = body.getValue("stream");
     if (stream != null && !(stream instanceof Boolean)) {
       throw ApiError.badRequest("invalid_stream", "field 'stream' must be true or false");
     }
     boolean sse = Boolean.TRUE.equals(stream) || EventStream.accepted(ctx);
-    return new Request(c, scope, options, sse);
+    return new Request(c, scope, options, (int) callbacks, sse);
   }
 
   private static long limit(JsonObject limits, String name, long dflt) {
@@ -105,8 +115,9 @@ final class Executions {
     Request request = parse(ctx);
     HttpServerResponse response = ctx.response();
     knownScope(tenantId, request.scope())
-        .compose(known -> sandboxes.open(tenantId, request.scope(), callbacks.apply(request.scope()))
-            .recover(e -> Future.failedFuture(e instanceof SandboxCapacityExhausted ? e
+        .compose(known -> sandboxes.open(tenantId, request.scope(),
+                new CallbackBudget(callbacks.apply(request.scope()), request.callbacks()))
+            .recover(e -> Future.failedFuture(e instanceof SandboxCapacityExhausted || e instanceof SandboxQuotaExceeded ? e
                 : new ApiError(503, "sandbox_unavailable", "no sandbox could be started: " + e.getMessage()))))
         .onFailure(ctx::fail)
         .onSuccess(session -> run(ctx, response, session, request));

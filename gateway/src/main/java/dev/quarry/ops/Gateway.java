@@ -19,6 +19,7 @@ import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
+import dev.quarry.tenancy.Quota;
 import dev.quarry.tenancy.Quotas;
 import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
@@ -133,7 +134,9 @@ public final class Gateway extends VerticleBase {
           reembedder = new Reembedder(vertx, pool, embedder);
           SandboxSettings sandboxed =
               sandboxSettings != null ? sandboxSettings : SandboxSettings.fromEnv(System.getenv());
-          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics);
+          Quotas quotas = new Quotas(pool, config.tenancy());
+          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics,
+              tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
           addReadinessChecks();
           addMountCheck(sandboxed);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
@@ -150,7 +153,7 @@ public final class Gateway extends VerticleBase {
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
               documents,
-              search, new TenantStore(pool), new Quotas(pool, config.tenancy()), documentsFs,
+              search, new TenantStore(pool), quotas, documentsFs,
               sandboxes, model.configured() ? model::completeLater : null)
               .withAnalyses(analyses);
           router = routes.router();

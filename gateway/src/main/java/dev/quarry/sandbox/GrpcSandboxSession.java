@@ -44,6 +44,11 @@ final class GrpcSandboxSession implements SandboxSession {
    * runner that ignores the limit, so it leaves room for that marker.
    */
   private static final int MARKER_SLACK = 1_000;
+  /**
+   * Callbacks a sandbox may have waiting for their turn before the gateway stops reading its stream
+   * (HTTP/2 flow control then holds the runner's sends); reading resumes below half of it.
+   */
+  static final int MAX_WAITING_CALLBACKS = 64;
 
   private final Vertx vertx;
   private final ContainerLauncher launcher;
@@ -53,6 +58,11 @@ final class GrpcSandboxSession implements SandboxSession {
   private final Runnable onClosed;
   private final Runnable onRemoved;
   private final QuarryMetrics metrics;
+  private final SandboxSettings.Fairness fairness;
+  /** This sandbox's callbacks in flight, and its tenant's across all of its sandboxes. */
+  private final InFlightLimit ownCallbacks;
+  private final InFlightLimit tenantCallbacks;
+  private long stallTimer = -1;
   private Cell cell;
   private int cellCount;
   private boolean closed;
@@ -61,8 +71,12 @@ final class GrpcSandboxSession implements SandboxSession {
   private Future<Void> closing;
 
   GrpcSandboxSession(Vertx vertx, ContainerLauncher launcher, LiveSandbox live, Scope scope,
-      Callbacks callbacks, Runnable onClosed, Runnable onRemoved, QuarryMetrics metrics) {
+      Callbacks callbacks, Runnable onClosed, Runnable onRemoved, QuarryMetrics metrics,
+      SandboxSettings.Fairness fairness, InFlightLimit tenantCallbacks) {
     this.vertx = vertx;
+    this.fairness = fairness;
+    this.tenantCallbacks = tenantCallbacks;
+    this.ownCallbacks = new InFlightLimit(fairness.callbacksPerSandbox(), task -> vertx.runOnContext(v -> task.run()));
     this.metrics = metrics;
     this.launcher = launcher;
     this.live = live;
@@ -71,6 +85,7 @@ final class GrpcSandboxSession implements SandboxSession {
     this.onClosed = onClosed;
     this.onRemoved = onRemoved;
     live.endpoint().onMessage(this::received);
+    live.endpoint().onBacklog(this::backlog);
     live.endpoint().ended().onComplete(ar -> streamEnded());
   }
 
@@ -159,6 +174,10 @@ final class GrpcSandboxSession implements SandboxSession {
       closed = true;
       c = cell;
       cell = null;
+      ownCallbacks.clear();
+      if (stallTimer >= 0) {
+        vertx.cancelTimer(stallTimer);
+      }
       onClosed.run();
       closing = removeSandbox();
     }
@@ -234,11 +253,43 @@ final class GrpcSandboxSession implements SandboxSession {
     return s == null || s.isEmpty() ? dflt : s;
   }
 
+  /**
+   * A callback takes its turn: at most {@code callbacksPerSandbox} of this sandbox and
+   * {@code callbacksPerTenant} of its tenant are served at once, the others wait in order (the code
+   * just awaits longer). Past {@link #MAX_WAITING_CALLBACKS} waiting, the stream is not read until
+   * the queue shrinks, so a flood costs the gateway no more than that.
+   */
   private void serve(CallbackRequest request) {
     Cell c = current(request.getCellId());
     if (c != null) {
       c.notify(() -> c.listener.callback(request.getKind(), request.getArgumentsJson()));
     }
+    ownCallbacks.enter(() -> tenantCallbacks.enter(() -> {
+      if (isClosed()) {
+        served();
+        return;
+      }
+      answer(request);
+    }));
+    if (ownCallbacks.waiting() >= MAX_WAITING_CALLBACKS) {
+      live.endpoint().pauseReading();
+    }
+  }
+
+  private synchronized boolean isClosed() {
+    return closed;
+  }
+
+  /** One callback is done: its places go to the next ones, and reading resumes once few wait. */
+  private void served() {
+    tenantCallbacks.leave();
+    ownCallbacks.leave();
+    if (ownCallbacks.waiting() <= MAX_WAITING_CALLBACKS / 2) {
+      live.endpoint().resumeReading();
+    }
+  }
+
+  private void answer(CallbackRequest request) {
     long started = System.nanoTime();
     Future<String> result;
     try {
@@ -247,21 +298,72 @@ final class GrpcSandboxSession implements SandboxSession {
       result = Future.failedFuture(e);
     }
     result.onComplete(ar -> {
-      metrics.callback(callbackName(request.getKind()), ar.succeeded() ? "ok"
-          : ar.cause() instanceof CallbackFailure ? "refused" : "error",
-          Duration.ofNanos(System.nanoTime() - started));
-      CallbackReply.Builder reply = CallbackReply.newBuilder().setCallId(request.getCallId());
-      if (ar.succeeded()) {
-        reply.setResultJson(ar.result());
-      } else if (ar.cause() instanceof CallbackFailure f) {
-        reply.setError(CallbackError.newBuilder().setType(f.type()).setMessage(nonEmpty(f.message(), f.type())));
-      } else {
-        LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), ar.cause().toString());
-        reply.setError(CallbackError.newBuilder().setType("RuntimeError")
-            .setMessage(callbackName(request.getKind()) + " failed inside the gateway"));
+      try {
+        reply(request, ar, started);
+      } finally {
+        served();
       }
-      live.endpoint().send(GatewayMessage.newBuilder().setCallbackReply(reply).build());
     });
+  }
+
+  private void reply(CallbackRequest request, io.vertx.core.AsyncResult<String> ar, long started) {
+    metrics.callback(callbackName(request.getKind()), ar.succeeded() ? "ok"
+        : ar.cause() instanceof CallbackFailure ? "refused" : "error",
+        Duration.ofNanos(System.nanoTime() - started));
+    CallbackReply.Builder reply = CallbackReply.newBuilder().setCallId(request.getCallId());
+    if (ar.succeeded()) {
+      reply.setResultJson(ar.result());
+    } else if (ar.cause() instanceof CallbackFailure f) {
+      reply.setError(CallbackError.newBuilder().setType(f.type()).setMessage(nonEmpty(f.message(), f.type())));
+    } else {
+      LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), ar.cause().toString());
+      reply.setError(CallbackError.newBuilder().setType("RuntimeError")
+          .setMessage(callbackName(request.getKind()) + " failed inside the gateway"));
+    }
+    live.endpoint().send(GatewayMessage.newBuilder().setCallbackReply(reply).build());
+  }
+
+  /**
+   * The stream to the runner is full (it does not read) or drained again. While full no new
+   * callback starts, so what waits unsent is at most the replies already in flight; if it stays
+   * full for {@code QUARRY_SANDBOX_STALL_MS}, the sandbox is killed and its cell ends
+   * {@link CellError#SANDBOX_STALLED}.
+   */
+  private void backlog(boolean full) {
+    if (full) {
+      ownCallbacks.pause();
+      synchronized (this) {
+        if (stallTimer < 0 && !closed) {
+          stallTimer = vertx.setTimer(fairness.stallTimeout().toMillis(), t -> stalled());
+        }
+      }
+      return;
+    }
+    synchronized (this) {
+      if (stallTimer >= 0) {
+        vertx.cancelTimer(stallTimer);
+        stallTimer = -1;
+      }
+    }
+    ownCallbacks.resume();
+  }
+
+  private void stalled() {
+    Cell c;
+    synchronized (this) {
+      stallTimer = -1;
+      c = cell;
+    }
+    String message = "the sandbox left the gateway's replies unread for " + fairness.stallTimeout().toMillis()
+        + " ms (QUARRY_SANDBOX_STALL_MS); its sandbox was killed";
+    LOG.warn("sandbox {}: {}", id(), message);
+    metrics.sandboxKilled("stalled");
+    if (c != null) {
+      kill(c, CellStatus.CELL_STATUS_KILLED, CellError.SANDBOX_STALLED, message);
+    } else {
+      markDead(message);
+      killContainer();
+    }
   }
 
   private Future<String> call(CallbackKind kind, JsonObject args) {

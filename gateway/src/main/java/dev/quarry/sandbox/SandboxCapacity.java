@@ -7,7 +7,9 @@ import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.UUID;
 import java.util.concurrent.CancellationException;
+import java.util.function.ToIntFunction;
 
 /**
  * The most sandbox containers this gateway keeps at once, so that a burst of requests queues (for a
@@ -19,14 +21,16 @@ import java.util.concurrent.CancellationException;
  * ({@link #tryAcquire}), and gives an idle sandbox back when a request has to wait
  * ({@code onShortage}).
  *
- * <p>Waiters are served first come, first served; a slot released while someone waits goes
- * straight to the oldest waiter.
+ * <p>A slot released while someone waits goes straight to a waiter: the oldest of those whose
+ * tenant holds the fewest sandboxes now, so that a tenant with many sandboxes does not get the next
+ * one ahead of a tenant with few (first come, first served among equals).
  */
 public final class SandboxCapacity {
   private final Vertx vertx;
   private final int limit;
   private final Duration maxWait;
   private final Runnable onShortage;
+  private final ToIntFunction<UUID> heldBy;
   private final Deque<Waiter> waiters = new ArrayDeque<>();
   private int used;
 
@@ -36,6 +40,14 @@ public final class SandboxCapacity {
    *                   warm sandbox can be removed to make room
    */
   public SandboxCapacity(Vertx vertx, int limit, Duration maxWait, Runnable onShortage) {
+    this(vertx, limit, maxWait, onShortage, tenant -> 0);
+  }
+
+  /**
+   * @param heldBy how many sandboxes a tenant holds now, which orders the waiters a released slot
+   *               goes to
+   */
+  public SandboxCapacity(Vertx vertx, int limit, Duration maxWait, Runnable onShortage, ToIntFunction<UUID> heldBy) {
     if (limit < 1) {
       throw new IllegalArgumentException("sandbox limit " + limit + " must be at least 1");
     }
@@ -43,6 +55,7 @@ public final class SandboxCapacity {
     this.limit = limit;
     this.maxWait = maxWait;
     this.onShortage = onShortage;
+    this.heldBy = heldBy;
   }
 
   /** One container's place; released once, whatever the path (further releases do nothing). */
@@ -61,11 +74,15 @@ public final class SandboxCapacity {
   }
 
   /** A request waiting for a slot, answered on the context it asked from. */
-  private record Waiter(Promise<Slot> promise, Context context, long[] timer) {}
+  private record Waiter(UUID tenant, Promise<Slot> promise, Context context, long[] timer) {}
 
   /** A slot now when one is free, else the oldest waiter's turn, or a failure after the wait. */
   public Future<Slot> acquire() {
-    return acquire(null);
+    return acquire(null, null);
+  }
+
+  public Future<Slot> acquire(Future<?> abandoned) {
+    return acquire(null, abandoned);
   }
 
   /**
@@ -74,14 +91,14 @@ public final class SandboxCapacity {
    * and fails with {@link CancellationException}; no slot is held or handed to it. A request that
    * already has its slot is not affected. {@code null}: never abandoned.
    */
-  public Future<Slot> acquire(Future<?> abandoned) {
+  public Future<Slot> acquire(UUID tenant, Future<?> abandoned) {
     Waiter waiter;
     synchronized (this) {
       if (used < limit && waiters.isEmpty()) {
         used++;
         return Future.succeededFuture(new Slot());
       }
-      waiter = new Waiter(Promise.promise(), vertx.getOrCreateContext(), new long[1]);
+      waiter = new Waiter(tenant, Promise.promise(), vertx.getOrCreateContext(), new long[1]);
       waiters.addLast(waiter);
       // Set under the lock, so a hand-over never sees the waiter without its timer.
       waiter.timer()[0] = vertx.setTimer(Math.max(1, maxWait.toMillis()), id -> timedOut(waiter));
@@ -113,20 +130,35 @@ public final class SandboxCapacity {
     return null;
   }
 
-  /** A slot came free: to the oldest waiter, else back to the free ones. */
+  /** A slot came free: to the next waiter ({@link #next}), else back to the free ones. */
   private void handOver() {
     Waiter next;
     synchronized (this) {
-      next = waiters.pollFirst();
+      next = next();
       if (next == null) {
         used--;
         return;
       }
+      waiters.remove(next);
     }
     vertx.cancelTimer(next.timer()[0]);
     Slot slot = new Slot();
     // Releases come from worker threads (container removal); the waiter carries on where it asked.
     next.context().runOnContext(v -> next.promise().complete(slot));
+  }
+
+  /** The oldest waiter of the tenants that hold the fewest sandboxes. */
+  private Waiter next() {
+    Waiter best = null;
+    int fewest = Integer.MAX_VALUE;
+    for (Waiter w : waiters) {
+      int held = w.tenant() == null ? 0 : heldBy.applyAsInt(w.tenant());
+      if (held < fewest) {
+        best = w;
+        fewest = held;
+      }
+    }
+    return best;
   }
 
   private void timedOut(Waiter waiter) {

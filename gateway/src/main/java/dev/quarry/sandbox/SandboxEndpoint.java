@@ -33,8 +33,12 @@ final class SandboxEndpoint {
   private final Promise<Ready> ready = Promise.promise();
   private final Promise<Void> ended = Promise.promise();
   private HttpServer server;
+  private GrpcServerRequest<SandboxMessage, GatewayMessage> request;
   private GrpcServerResponse<SandboxMessage, GatewayMessage> response;
   private Consumer<SandboxMessage> handler = m -> {};
+  private Consumer<Boolean> backlogHandler = full -> {};
+  private boolean backlogged;
+  private boolean readingPaused;
   private boolean closed;
   private volatile long readyNanos;
 
@@ -95,6 +99,7 @@ final class SandboxEndpoint {
         request.response().status(GrpcStatus.ALREADY_EXISTS).end();
         return;
       }
+      this.request = request;
       response = request.response();
     }
     request.handler(this::received);
@@ -152,14 +157,86 @@ final class SandboxEndpoint {
     handler = h;
   }
 
-  /** Sends one message; a stream that ended drops it (the session learns of the end separately). */
+  /**
+   * Who hears that the stream to the runner is full ({@code true}: the runner does not read what
+   * the gateway sends, so HTTP/2 flow control holds it back) and drained again ({@code false}).
+   */
+  synchronized void onBacklog(Consumer<Boolean> h) {
+    backlogHandler = h;
+  }
+
+  /**
+   * Sends one message; a stream that ended drops it (the session learns of the end separately).
+   * Once the write queue is full the backlog handler hears of it, and the sender is expected to stop
+   * producing; what it still sends is queued until the runner reads or the stream ends.
+   */
   void send(GatewayMessage message) {
     GrpcServerResponse<SandboxMessage, GatewayMessage> r;
     synchronized (this) {
       r = closed || isEnded() ? null : response;
     }
-    if (r != null) {
-      r.write(message);
+    if (r == null) {
+      return;
+    }
+    r.write(message);
+    Consumer<Boolean> h;
+    synchronized (this) {
+      if (backlogged || !r.writeQueueFull()) {
+        return;
+      }
+      backlogged = true;
+      h = backlogHandler;
+    }
+    r.drainHandler(v -> drained());
+    h.accept(true);
+    if (!r.writeQueueFull()) {
+      drained(); // it drained before the handler was in place
+    }
+  }
+
+  private void drained() {
+    Consumer<Boolean> h;
+    synchronized (this) {
+      if (!backlogged) {
+        return;
+      }
+      backlogged = false;
+      h = backlogHandler;
+    }
+    h.accept(false);
+  }
+
+  /** Stops reading what the runner sends (flow control then holds its sends) until {@link #resumeReading}. */
+  void pauseReading() {
+    GrpcServerRequest<SandboxMessage, GatewayMessage> r;
+    synchronized (this) {
+      if (readingPaused || request == null) {
+        return;
+      }
+      readingPaused = true;
+      r = request;
+    }
+    if (!isEnded()) {
+      r.pause();
+    }
+  }
+
+  void resumeReading() {
+    GrpcServerRequest<SandboxMessage, GatewayMessage> r;
+    synchronized (this) {
+      if (!readingPaused || request == null) {
+        return;
+      }
+      readingPaused = false;
+      r = request;
+    }
+    if (isEnded()) {
+      return; // nothing more to read
+    }
+    try {
+      r.resume();
+    } catch (IllegalStateException e) {
+      // The runner's side ended meanwhile ("request has already been read"): nothing to resume.
     }
   }
 

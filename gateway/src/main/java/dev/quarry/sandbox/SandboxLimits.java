@@ -73,6 +73,10 @@ public record SandboxLimits(
     return new SandboxLimits(bytes, nanoCpus, pidsLimit, nofile, tmpfsBytes, cellWallTime, outputChars);
   }
 
+  public SandboxLimits withCellWallTime(Duration wallTime) {
+    return new SandboxLimits(memoryBytes, nanoCpus, pidsLimit, nofile, tmpfsBytes, wallTime, outputChars);
+  }
+
   public SandboxLimits withPidsLimit(long pids) {
     return new SandboxLimits(memoryBytes, nanoCpus, pids, nofile, tmpfsBytes, cellWallTime, outputChars);
   }

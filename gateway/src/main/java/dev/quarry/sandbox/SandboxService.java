@@ -51,6 +51,12 @@ public final class SandboxService {
   private final Set<UUID> removedTenants = ConcurrentHashMap.newKeySet();
   /** Sessions being opened, and for which tenant. */
   private final Map<Future<SandboxSession>, UUID> openings = new ConcurrentHashMap<>();
+  /** A tenant's concurrent_sandboxes quota (the tenancy part's; unbounded when none is given). */
+  private final Function<UUID, Future<Integer>> sandboxQuota;
+  /** Sandboxes each tenant holds now: asked for (queued or starting) or open, until removed. */
+  private final Map<UUID, Integer> held = new ConcurrentHashMap<>();
+  /** Callbacks each tenant has in flight across its sandboxes. */
+  private final Map<UUID, InFlightLimit> tenantCallbacks = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /**
@@ -63,14 +69,25 @@ public final class SandboxService {
 
   public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
       QuarryMetrics metrics) {
+    this(vertx, settings, documentsDir, metrics, tenant -> Future.succeededFuture(Integer.MAX_VALUE));
+  }
+
+  /**
+   * @param sandboxQuota a tenant's {@code concurrent_sandboxes} quota; a tenant also never holds more
+   *                     than its share of the gateway ({@link SandboxSettings.Fairness#tenantShare})
+   */
+  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
+      QuarryMetrics metrics, Function<UUID, Future<Integer>> sandboxQuota) {
     this.vertx = vertx;
+    this.sandboxQuota = sandboxQuota;
     this.metrics = metrics;
     this.settings = settings;
     this.documentsDir = documentsDir;
     this.docker = ContainerLauncher.connect(settings.dockerHost());
     this.launcher = new ContainerLauncher(docker, settings);
     this.reaper = new Reaper(docker, launcher);
-    this.capacity = new SandboxCapacity(vertx, settings.maxActive(), settings.maxWait(), this::evictIdle);
+    this.capacity = new SandboxCapacity(vertx, settings.maxActive(), settings.maxWait(), this::evictIdle,
+        tenant -> held.getOrDefault(tenant, 0));
     // The pool warms only with room to spare, so warm sandboxes never keep a request waiting.
     this.pool = new WarmPool(settings.poolPerTenant(),
         tenantId -> startLive(tenantId, Scope.ALL, spareSlot()).map(live -> {
@@ -135,13 +152,46 @@ public final class SandboxService {
     if (removedTenants.contains(tenantId)) {
       return Future.failedFuture(removed(tenantId));
     }
+    return sandboxQuota.apply(tenantId).compose(quota -> {
+      int share = settings.fairness().tenantShare(settings.maxActive());
+      if (!hold(tenantId, Math.min(quota, share))) {
+        return Future.failedFuture(new SandboxQuotaExceeded(quota, share, settings.maxActive()));
+      }
+      java.util.concurrent.atomic.AtomicBoolean givenBack = new java.util.concurrent.atomic.AtomicBoolean();
+      Runnable giveBack = () -> {
+        if (givenBack.compareAndSet(false, true)) {
+          held.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
+        }
+      };
+      return openHeld(tenantId, scope, callbacks, abandoned, giveBack).onFailure(e -> giveBack.run());
+    });
+  }
+
+  /** Counts one more sandbox for the tenant unless it holds {@code max} already. */
+  private boolean hold(UUID tenantId, int max) {
+    boolean[] taken = new boolean[1];
+    held.compute(tenantId, (id, n) -> {
+      int now = n == null ? 0 : n;
+      taken[0] = now < max;
+      return taken[0] ? now + 1 : n;
+    });
+    return taken[0];
+  }
+
+  /** Sandboxes the tenant holds on this gateway now (asked for, starting, open or being removed). */
+  public int heldBy(UUID tenantId) {
+    return held.getOrDefault(tenantId, 0);
+  }
+
+  private Future<SandboxSession> openHeld(UUID tenantId, Scope scope, Callbacks callbacks, Future<?> abandoned,
+      Runnable giveBack) {
     long asked = System.nanoTime();
     boolean pooledScope = scope.isAll() && settings.poolPerTenant() > 0;
     Sandbox warmOne = pooledScope ? pool.poll(tenantId) : null;
     boolean warm = warmOne != null;
     // The request claims its slot (or its place in the queue) before the pool refills, so that
     // warming never takes the room a request is about to need.
-    Future<LiveSandbox> live = warm ? pooledLive(warmOne) : startLive(tenantId, scope, capacity.acquire(abandoned));
+    Future<LiveSandbox> live = warm ? pooledLive(warmOne) : startLive(tenantId, scope, capacity.acquire(tenantId, abandoned));
     if (pooledScope && !removedTenants.contains(tenantId)) {
       pool.refill(tenantId);
     }
@@ -152,10 +202,15 @@ public final class SandboxService {
     }).compose(l -> {
       metrics.sandboxAcquired(warm, Duration.ofNanos(System.nanoTime() - asked));
       GrpcSandboxSession[] holder = new GrpcSandboxSession[1];
+      InFlightLimit tenantLimit = tenantCallbacks.computeIfAbsent(tenantId, id -> new InFlightLimit(
+          settings.fairness().callbacksPerTenant(), task -> vertx.runOnContext(v -> task.run())));
       GrpcSandboxSession session = new GrpcSandboxSession(vertx, launcher, l, scope, callbacks, () -> {
         sessions.remove(holder[0]);
         metrics.sandboxReleased();
-      }, () -> releaseSlot(l.sandbox().id()), metrics);
+      }, () -> {
+        releaseSlot(l.sandbox().id());
+        giveBack.run();
+      }, metrics, settings.fairness(), tenantLimit);
       holder[0] = session;
       sessions.add(session);
       if (closed) {
@@ -244,7 +299,8 @@ public final class SandboxService {
     LiveSandbox live = pooled.remove(sandbox.id());
     if (live == null || live.endpoint().isEnded()) {
       LiveSandbox gone = live == null ? new LiveSandbox(sandbox, new SandboxEndpoint(vertx)) : live;
-      return dispose(gone).transform(ar -> startLive(sandbox.tenantId(), Scope.ALL, capacity.acquire()));
+      return dispose(gone).transform(ar -> startLive(sandbox.tenantId(), Scope.ALL,
+          capacity.acquire(sandbox.tenantId(), null)));
     }
     return Future.succeededFuture(live);
   }

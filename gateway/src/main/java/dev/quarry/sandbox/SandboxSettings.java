@@ -27,6 +27,7 @@ import java.util.UUID;
  * @param maxActive       the most sandbox containers this gateway keeps at once, warm ones included
  *                        ({@link SandboxCapacity})
  * @param maxWait         how long a request waits for a free slot before it is refused
+ * @param fairness        what one tenant may take of this gateway's sandboxes and callbacks
  */
 public record SandboxSettings(
     String dockerHost,
@@ -41,7 +42,8 @@ public record SandboxSettings(
     Duration reapInterval,
     boolean reapAllOnStart,
     int maxActive,
-    Duration maxWait) {
+    Duration maxWait,
+    Fairness fairness) {
 
   public static final String NOBODY = "65534:65534";
   public static final String DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock";
@@ -53,6 +55,51 @@ public record SandboxSettings(
   public static final int MAX_ACTIVE_BOUND = 1024;
   public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(10);
   public static final Duration MAX_WAIT_BOUND = Duration.ofMinutes(10);
+  /** The most a request's wall time may ask by default: two minutes, so a held sandbox comes back soon. */
+  public static final int DEFAULT_MAX_CELL_SECONDS = 120;
+
+  /**
+   * What keeps one tenant from taking the gateway (issue 14): a tenant holds at most
+   * {@code tenantSharePercent} of the sandbox slots (and never more than its
+   * {@code concurrent_sandboxes} quota); a sandbox has at most {@code callbacksPerSandbox} callbacks
+   * served at once and a tenant {@code callbacksPerTenant} across its sandboxes, the rest waiting
+   * their turn; a sandbox whose runner leaves the gateway's replies unread for {@code stallTimeout}
+   * is killed. An execution makes at most {@code executionCallbacks} callbacks unless it asks for
+   * more ({@code limits.callbacks}), up to {@code maxExecutionCallbacks}.
+   */
+  public record Fairness(int tenantSharePercent, int callbacksPerSandbox, int callbacksPerTenant,
+      Duration stallTimeout, int executionCallbacks, int maxExecutionCallbacks) {
+    public static final Fairness DEFAULTS = new Fairness(50, 4, 8, Duration.ofSeconds(10), 200, 2000);
+
+    public Fairness {
+      bound("QUARRY_SANDBOX_TENANT_SHARE_PERCENT", tenantSharePercent, 1, 100);
+      bound("QUARRY_SANDBOX_CALLBACKS_IN_FLIGHT", callbacksPerSandbox, 1, 256);
+      bound("QUARRY_TENANT_CALLBACKS_IN_FLIGHT", callbacksPerTenant, 1, 4096);
+      bound("QUARRY_SANDBOX_STALL_MS", stallTimeout.toMillis(), 100, 600_000);
+      bound("QUARRY_MAX_EXECUTION_CALLBACKS", maxExecutionCallbacks, 1, 100_000);
+      bound("QUARRY_EXECUTION_CALLBACKS", executionCallbacks, 1, maxExecutionCallbacks);
+    }
+
+    /** The same with another share: 100 for a gateway that serves one tenant (benchmarks, capacity tests). */
+    public Fairness withTenantSharePercent(int percent) {
+      return new Fairness(percent, callbacksPerSandbox, callbacksPerTenant, stallTimeout, executionCallbacks,
+          maxExecutionCallbacks);
+    }
+
+    /**
+     * The most sandboxes one tenant may hold of {@code maxActive} (waiting for a slot included): its
+     * share, at least one; 100 percent is no limit at all (it may also queue for more).
+     */
+    public int tenantShare(int maxActive) {
+      return tenantSharePercent >= 100 ? Integer.MAX_VALUE : Math.max(1, maxActive * tenantSharePercent / 100);
+    }
+
+    private static void bound(String name, long v, long min, long max) {
+      if (v < min || v > max) {
+        throw new IllegalArgumentException(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
+      }
+    }
+  }
 
   /** With the default capacity ({@link #DEFAULT_MAX_ACTIVE}, {@link #DEFAULT_MAX_WAIT}). */
   public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
@@ -62,8 +109,17 @@ public record SandboxSettings(
         reapAllOnStart, DEFAULT_MAX_ACTIVE, DEFAULT_MAX_WAIT);
   }
 
+  /** With the default fairness ({@link Fairness#DEFAULTS}). */
+  public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
+      Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
+      boolean reapAllOnStart, int maxActive, Duration maxWait) {
+    this(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits, poolPerTenant, reapInterval,
+        reapAllOnStart, maxActive, maxWait, Fairness.DEFAULTS);
+  }
+
   public SandboxSettings {
     command = List.copyOf(command);
+    java.util.Objects.requireNonNull(fairness, "fairness");
     if (!gatewayId.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}")) {
       throw new IllegalArgumentException("gateway id '" + gatewayId
           + "' must be 1-63 characters of letters, digits, '_', '.', '-' (it names containers)");
@@ -85,6 +141,22 @@ public record SandboxSettings(
   public static SandboxSettings fromEnv(Map<String, String> env) {
     String command = env.getOrDefault("QUARRY_SANDBOX_COMMAND", "").trim();
     String gatewayId = env.getOrDefault("QUARRY_GATEWAY_ID", "").trim();
+    SandboxLimits limits = SandboxLimits.fromEnv(env);
+    int maxCellSeconds = integer(env, "QUARRY_SANDBOX_MAX_CELL_SECONDS", DEFAULT_MAX_CELL_SECONDS, 1,
+        (int) SandboxLimits.MAXIMUMS.cellWallTime().toSeconds());
+    if (limits.cellWallTime().toSeconds() > maxCellSeconds) {
+      throw new IllegalArgumentException("QUARRY_SANDBOX_CELL_SECONDS=" + limits.cellWallTime().toSeconds()
+          + " is above QUARRY_SANDBOX_MAX_CELL_SECONDS=" + maxCellSeconds);
+    }
+    Fairness fairness = new Fairness(
+        integer(env, "QUARRY_SANDBOX_TENANT_SHARE_PERCENT", Fairness.DEFAULTS.tenantSharePercent(), 1, 100),
+        integer(env, "QUARRY_SANDBOX_CALLBACKS_IN_FLIGHT", Fairness.DEFAULTS.callbacksPerSandbox(), 1, 256),
+        integer(env, "QUARRY_TENANT_CALLBACKS_IN_FLIGHT", Fairness.DEFAULTS.callbacksPerTenant(), 1, 4096),
+        Duration.ofMillis(integer(env, "QUARRY_SANDBOX_STALL_MS", (int) Fairness.DEFAULTS.stallTimeout().toMillis(),
+            100, 600_000)),
+        integer(env, "QUARRY_EXECUTION_CALLBACKS", Fairness.DEFAULTS.executionCallbacks(), 1,
+            integer(env, "QUARRY_MAX_EXECUTION_CALLBACKS", Fairness.DEFAULTS.maxExecutionCallbacks(), 1, 100_000)),
+        integer(env, "QUARRY_MAX_EXECUTION_CALLBACKS", Fairness.DEFAULTS.maxExecutionCallbacks(), 1, 100_000));
     return new SandboxSettings(
         nonBlank(env.get("DOCKER_HOST"), DEFAULT_DOCKER_HOST),
         nonBlank(env.get("QUARRY_SANDBOX_IMAGE"), "quarry-sandbox:latest"),
@@ -92,25 +164,32 @@ public record SandboxSettings(
         env.getOrDefault("QUARRY_SANDBOX_USER", "").trim(),
         gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
         Path.of(nonBlank(env.get("QUARRY_SANDBOX_RUN_DIR"), "var/run/sandboxes")).toAbsolutePath(),
-        SandboxLimits.fromEnv(env),
-        SandboxLimits.MAXIMUMS,
+        limits,
+        SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
         integer(env, "QUARRY_SANDBOX_POOL_PER_TENANT", 2, 0, 64),
         Duration.ofSeconds(integer(env, "QUARRY_SANDBOX_REAP_SECONDS", 60, 1, 86_400)),
         Boolean.parseBoolean(env.getOrDefault("QUARRY_SANDBOX_REAP_ALL_ON_START", "false").trim()),
         integer(env, "QUARRY_SANDBOX_MAX_ACTIVE", DEFAULT_MAX_ACTIVE, 1, MAX_ACTIVE_BOUND),
         Duration.ofMillis(integer(env, "QUARRY_SANDBOX_WAIT_MS", (int) DEFAULT_MAX_WAIT.toMillis(), 0,
-            (int) MAX_WAIT_BOUND.toMillis())));
+            (int) MAX_WAIT_BOUND.toMillis())),
+        fairness);
   }
 
   public SandboxSettings withPoolPerTenant(int size) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        size, reapInterval, reapAllOnStart, maxActive, maxWait);
+        size, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
   }
 
   /** The same settings with another sandbox limit and wait for a slot. */
   public SandboxSettings withCapacity(int maxActive, Duration maxWait) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait);
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+  }
+
+  /** The same settings with other fairness limits. */
+  public SandboxSettings withFairness(Fairness fairness) {
+    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
   }
 
   private static String nonBlank(String v, String dflt) {

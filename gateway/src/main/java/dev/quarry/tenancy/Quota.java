@@ -9,7 +9,12 @@ public enum Quota {
   STORED_BYTES("stored_bytes", 1L << 30, 1L << 40, Long.MAX_VALUE / 2),
   DOCUMENT_BYTES("document_bytes", 50L << 20, 1L << 30, Integer.MAX_VALUE),
   CONCURRENT_ANALYSES("concurrent_analyses", 4, 64, 10_000),
-  MODEL_TOKENS_PER_DAY("model_tokens_per_day", 2_000_000, 1_000_000_000, Long.MAX_VALUE / 2);
+  MODEL_TOKENS_PER_DAY("model_tokens_per_day", 2_000_000, 1_000_000_000, Long.MAX_VALUE / 2),
+  /**
+   * Sandboxes the tenant holds at once on one replica (executions, analyses and replays, starting,
+   * running or queued for a slot); never more than its fair share of the replica's sandboxes.
+   */
+  CONCURRENT_SANDBOXES("concurrent_sandboxes", 8, 1024, 1024);
 
   private final String wireName;
   private final long builtInDefault;

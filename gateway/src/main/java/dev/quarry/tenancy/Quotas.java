@@ -23,12 +23,12 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Quotas {
   static final long LIMITS_TTL_MS = 10_000;
   private static final String GET_OVERRIDES = "SELECT requests_per_minute, stored_bytes, document_bytes,"
-      + " concurrent_analyses, model_tokens_per_day FROM tenant_quotas WHERE tenant_id = $1";
+      + " concurrent_analyses, model_tokens_per_day, concurrent_sandboxes FROM tenant_quotas WHERE tenant_id = $1";
   private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, requests_per_minute,"
-      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day)"
-      + " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant_id) DO UPDATE SET"
+      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day, concurrent_sandboxes)"
+      + " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id) DO UPDATE SET"
       + " requests_per_minute = $2, stored_bytes = $3, document_bytes = $4, concurrent_analyses = $5,"
-      + " model_tokens_per_day = $6";
+      + " model_tokens_per_day = $6, concurrent_sandboxes = $7";
   private static final String TOKENS_TODAY =
       "SELECT coalesce(sum(tokens), 0) AS tokens FROM token_usage WHERE tenant_id = $1 AND day = $2";
   private static final String ADD_TOKENS = "INSERT INTO token_usage AS u (tenant_id, day, tokens)"
@@ -92,9 +92,9 @@ public final class Quotas {
     }
     Tuple args = Tuple.of(tenantId);
     for (Quota q : new Quota[] {Quota.REQUESTS_PER_MINUTE, Quota.STORED_BYTES, Quota.DOCUMENT_BYTES,
-        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY}) {
+        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY, Quota.CONCURRENT_SANDBOXES}) {
       Long v = overrides.get(q);
-      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES) {
+      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES || q == Quota.CONCURRENT_SANDBOXES) {
         args.addValue(v == null ? null : v.intValue());
       } else {
         args.addValue(v);

@@ -63,7 +63,7 @@ public final class AgentHarness implements AutoCloseable {
         Path runRoot = Files.createDirectories(dataDir.resolve("run"));
         SandboxSettings sandboxes = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, List.of(), "",
             gatewayId, runRoot, SandboxLimits.DEFAULTS, SandboxLimits.MAXIMUMS, 0, Duration.ofMinutes(10), false,
-            maxActive, maxWait);
+            maxActive, maxWait, SandboxSettings.Fairness.DEFAULTS.withTenantSharePercent(100));
         return new Gateway.AgentWiring(agent, sandboxes);
       } catch (IOException e) {
         throw new java.io.UncheckedIOException(e);

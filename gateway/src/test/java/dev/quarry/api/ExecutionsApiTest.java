@@ -151,6 +151,40 @@ class ExecutionsApiTest {
   }
 
   @Test
+  @DisplayName("an execution's callbacks past limits.callbacks raise LimitExceeded in the code, whatever their kind")
+  void callbackBudget() {
+    JsonObject result = execute(new JsonObject().put("code", """
+        made = 0
+        try:
+            for i in range(10):
+                if i % 2:
+                    await list_documents()
+                else:
+                    await search('pier', limit=1)
+                made += 1
+        except LimitExceeded as e:
+            print(made, e)
+        """).put("limits", new JsonObject().put("callbacks", 3)));
+    assertThat(result.getBoolean("success")).as(result.encode()).isTrue();
+    assertThat(result.getString("stdout")).startsWith("3 this execution has used all of its 3 callbacks");
+  }
+
+  @Test
+  @DisplayName("limits.callbacks and limits.wall_time_ms outside their bounds are refused with a 400 naming the field")
+  void limitsOutOfBounds() {
+    for (JsonObject limits : List.of(new JsonObject().put("callbacks", 0),
+        new JsonObject().put("callbacks", settings.fairness().maxExecutionCallbacks() + 1),
+        new JsonObject().put("callbacks", "many"),
+        new JsonObject().put("wall_time_ms", settings.maxLimits().cellWallTime().toMillis() + 1))) {
+      HttpResponse<Buffer> r = gateway.client().post("/v1/executions")
+          .sendJsonObject(new JsonObject().put("code", "1").put("limits", limits)).await();
+      assertThat(r.statusCode()).as(limits.encode()).isEqualTo(400);
+      assertThat(r.bodyAsJsonObject().getJsonObject("error").getString("message"))
+          .contains("limits." + limits.fieldNames().iterator().next());
+    }
+  }
+
+  @Test
   @DisplayName("llm() without a configured model raises RuntimeError saying so")
   void llmUnconfigured() {
     JsonObject result = execute(new JsonObject().put("code", """

@@ -53,7 +53,9 @@ class SandboxCapacityApiTest {
         // One sandbox per gateway, and a short wait, so that one held sandbox makes the next request wait out.
         return new Gateway.AgentWiring(agent, new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image,
             List.of(), "", gatewayId, runRoot, SandboxLimits.DEFAULTS, SandboxLimits.MAXIMUMS, 0,
-            Duration.ofMinutes(10), false, 1, Duration.ofMillis(1500)));
+            Duration.ofMinutes(10), false, 1, Duration.ofMillis(1500),
+            // One tenant may take the whole gateway here: the capacity is under test, not the fair share.
+            SandboxSettings.Fairness.DEFAULTS.withTenantSharePercent(100)));
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }

@@ -27,26 +27,50 @@ final class SessionFixture implements AutoCloseable {
     this(tempDir, poolPerTenant, limits, SandboxSettings.DEFAULT_MAX_ACTIVE, SandboxSettings.DEFAULT_MAX_WAIT);
   }
 
-  /** With a capacity of its own: at most {@code maxActive} containers, a request waiting {@code maxWait}. */
+  /**
+   * With a capacity of its own: at most {@code maxActive} containers, a request waiting {@code maxWait}.
+   * One tenant may take all of it: the capacity is under test here, not the fair share.
+   */
   SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, int maxActive, Duration maxWait)
       throws Exception {
-    this(tempDir, poolPerTenant, limits, RunnerImage.ensure(), List.of(), maxActive, maxWait);
+    this(tempDir, poolPerTenant, limits, RunnerImage.ensure(), List.of(), maxActive, maxWait,
+        SandboxSettings.Fairness.DEFAULTS.withTenantSharePercent(100));
+  }
+
+  /** With fairness limits of the test's own, on an image of its own. */
+  SessionFixture(Path tempDir, String image, int maxActive, Duration maxWait, SandboxSettings.Fairness fairness)
+      throws Exception {
+    this(tempDir, image, maxActive, maxWait, fairness, tenant -> Future.succeededFuture(Integer.MAX_VALUE));
+  }
+
+  /** As above, with each tenant's concurrent_sandboxes quota. */
+  SessionFixture(Path tempDir, String image, int maxActive, Duration maxWait, SandboxSettings.Fairness fairness,
+      java.util.function.Function<java.util.UUID, Future<Integer>> sandboxQuota) throws Exception {
+    this(tempDir, 0, SandboxLimits.DEFAULTS, image, List.of(), maxActive, maxWait, fairness, sandboxQuota);
   }
 
   /** With an image and a container command of the test's own (empty: the image's). */
   SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command)
       throws Exception {
     this(tempDir, poolPerTenant, limits, image, command, SandboxSettings.DEFAULT_MAX_ACTIVE,
-        SandboxSettings.DEFAULT_MAX_WAIT);
+        SandboxSettings.DEFAULT_MAX_WAIT, SandboxSettings.Fairness.DEFAULTS);
   }
 
   private SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command,
-      int maxActive, Duration maxWait) throws Exception {
+      int maxActive, Duration maxWait, SandboxSettings.Fairness fairness) throws Exception {
+    this(tempDir, poolPerTenant, limits, image, command, maxActive, maxWait, fairness,
+        tenant -> Future.succeededFuture(Integer.MAX_VALUE));
+  }
+
+  private SessionFixture(Path tempDir, int poolPerTenant, SandboxLimits limits, String image, List<String> command,
+      int maxActive, Duration maxWait, SandboxSettings.Fairness fairness,
+      java.util.function.Function<java.util.UUID, Future<Integer>> sandboxQuota) throws Exception {
     fx = new SandboxFixture(tempDir);
     SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, command, "",
         fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false,
-        maxActive, maxWait);
-    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)), metrics);
+        maxActive, maxWait, fairness);
+    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)), metrics,
+        sandboxQuota);
     await(service.start());
   }
 
