@@ -56,7 +56,7 @@ public final class BenchMain {
           case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }
           default -> {
             for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),
-                TestCollections.vaswani(paths.retrieval()))) {
+                TestCollections.msmarco(paths.retrieval()), TestCollections.vaswani(paths.retrieval()))) {
               VectorCache.Vectors v = VectorCache.load(paths.work().resolve("embeddings"), c, model);
               System.out.printf(Locale.ROOT, "%s: %d vectors (%s)%n", c.name(), v.docs().size(),
                   v.fromCache() ? "cached" : String.format(Locale.ROOT, "embedded in %.0fs", v.embedSeconds()));
