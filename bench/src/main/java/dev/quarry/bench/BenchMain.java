@@ -24,9 +24,9 @@ public final class BenchMain {
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
         case "all" -> which.addAll(ALL);
-        case "retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -46,6 +46,7 @@ public final class BenchMain {
         String body;
         switch (bench) {
           case "retrieval" -> { title = "Retrieval quality"; body = new RetrievalBench(paths, model).run(); }
+          case "filings" -> { title = "Filings: finding the evidence page"; body = new FilingsBench(paths).run(); }
           case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths).run(); }
           case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }
@@ -57,7 +58,7 @@ public final class BenchMain {
           case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }
           default -> {
             for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),
-                TestCollections.vaswani(paths.retrieval()))) {
+                TestCollections.msmarco(paths.retrieval()), TestCollections.vaswani(paths.retrieval()))) {
               VectorCache.Vectors v = VectorCache.load(paths.work().resolve("embeddings"), c, model);
               System.out.printf(Locale.ROOT, "%s: %d vectors (%s)%n", c.name(), v.docs().size(),
                   v.fromCache() ? "cached" : String.format(Locale.ROOT, "embedded in %.0fs", v.embedSeconds()));

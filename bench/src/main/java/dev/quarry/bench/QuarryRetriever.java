@@ -26,7 +26,7 @@ public final class QuarryRetriever implements Retriever {
     return switch (mode) {
       case FULL_TEXT -> "Quarry full-text only (BM25)";
       case VECTOR -> "Quarry vector only (HNSW)";
-      case HYBRID -> "Quarry hybrid (RRF)";
+      case HYBRID -> "Quarry hybrid (" + dev.quarry.search.Fusion.DEFAULT + ")";
     };
   }
 

@@ -2,7 +2,13 @@ package dev.quarry.bench;
 
 import dev.quarry.ops.Config;
 import dev.quarry.search.Embedder;
+import dev.quarry.search.Fusion;
+import dev.quarry.search.RankedChunk;
+import dev.quarry.search.SearchMode;
 import dev.quarry.search.SearchService;
+import dev.quarry.tenancy.Tenants;
+import java.util.ArrayList;
+import java.util.List;
 import dev.quarry.store.Database;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -24,6 +30,16 @@ public final class QuarryStack implements AutoCloseable {
     } finally {
       owner.close().toCompletionStage().toCompletableFuture().get();
     }
+  }
+
+  /** One mode's ranking of a query as the collection's document ids with Quarry's scores. */
+  public List<Fusion.Scored<String>> scored(QuarryCorpus corpus, String query, SearchMode mode, int k)
+      throws Exception {
+    List<Fusion.Scored<String>> out = new ArrayList<>();
+    for (RankedChunk r : search.rank(Tenants.DEFAULT, query, mode, k).toCompletionStage().toCompletableFuture().get()) {
+      out.add(new Fusion.Scored<>(corpus.docId(r.chunkId()), r.score()));
+    }
+    return out;
   }
 
   public SearchService search() {

@@ -2,6 +2,7 @@ package dev.quarry.bench;
 
 import dev.quarry.bench.TestCollection.Doc;
 import dev.quarry.bench.TestCollection.Query;
+import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -71,6 +72,47 @@ public final class TestCollections {
     }
     return new TestCollection("cranfield", require(docs, dir), require(queries, dir),
         qrels(dir.resolve("QRelsCorrectedforTRECeval"), CRANFIELD_NOT_A_GRADE), empty);
+  }
+
+  /**
+   * A BEIR-format collection ({@code corpus.jsonl} with {@code _id}, {@code title}, {@code text};
+   * {@code queries.jsonl}; {@code qrels/test.tsv} as {@code query-id corpus-id score}, with or
+   * without a header line): here agentset's 5,000-passage MS MARCO subset. A passage's title, when
+   * it has one, goes before its text, as BEIR's own evaluation does.
+   */
+  public static TestCollection msmarco(Path retrievalRoot) {
+    Path dir = retrievalRoot.resolve("agentset_msmarco");
+    List<Doc> docs = new ArrayList<>();
+    int empty = 0;
+    for (String line : read(dir.resolve("corpus.jsonl")).split("\n")) {
+      if (line.isBlank()) {
+        continue;
+      }
+      JsonObject o = new JsonObject(line);
+      String title = o.getString("title", "");
+      String text = normalise((title.isBlank() ? "" : title + " ") + o.getString("text", ""));
+      if (text.isEmpty()) {
+        empty++;
+      } else {
+        docs.add(new Doc(o.getString("_id"), text));
+      }
+    }
+    List<Query> queries = new ArrayList<>();
+    for (String line : read(dir.resolve("queries.jsonl")).split("\n")) {
+      if (!line.isBlank()) {
+        JsonObject o = new JsonObject(line);
+        queries.add(new Query(o.getString("_id"), normalise(o.getString("text"))));
+      }
+    }
+    Map<String, Map<String, Integer>> qrels = new LinkedHashMap<>();
+    for (String line : read(dir.resolve("qrels/test.tsv")).split("\n")) {
+      String[] f = line.trim().split("\t");
+      if (f.length != 3 || !f[2].matches("-?\\d+")) {
+        continue; // the header line, or a blank one
+      }
+      qrels.computeIfAbsent(f[0], k -> new LinkedHashMap<>()).put(f[1], Integer.parseInt(f[2]));
+    }
+    return new TestCollection("msmarco", require(docs, dir), require(queries, dir), qrels, empty);
   }
 
   /** SMART records: {@code .I id} then fields {@code .T .A .B .W}, each running to the next dot line. */

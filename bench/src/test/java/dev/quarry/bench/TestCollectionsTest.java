@@ -37,4 +37,17 @@ class TestCollectionsTest {
     assertThat(c.queries().get(2).text()).startsWith("what problems of heat conduction in composite slabs");
     assertThat(c.qrels().get("1")).containsEntry("184", 3);
   }
+
+  @Test
+  @DisplayName("MS MARCO (agentset): 5,000 passages, 50 queries of which 43 judged, graded 1 to 3")
+  void msmarco() {
+    TestCollection c = TestCollections.msmarco(retrieval);
+    assertThat(c.docs()).hasSize(5_000);
+    assertThat(c.queries()).hasSize(50);
+    assertThat(c.judgedQueries()).hasSize(43);
+    assertThat(c.judgmentCount()).isEqualTo(4_102);
+    assertThat(c.queries().get(0).id()).isEqualTo("19335");
+    assertThat(c.qrels().get("19335")).containsEntry("1720389", 1).containsEntry("1729", 2);
+    assertThat(c.docs().get(0).text()).startsWith("Fahrenheit Scale-Daniel Gabriel Fahrenheit.");
+  }
 }

@@ -122,7 +122,7 @@ public final class IngestService {
 
   /** Everything the transaction writes, computed before it opens so it stays short. */
   private record Prepared(
-      UUID tenantId, String uri, String title, SourceType type, String hash, long byteSize,
+      UUID tenantId, String uri, String title, String context, SourceType type, String hash, long byteSize,
       List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors,
       long storedBytesLimit) {}
 
@@ -139,7 +139,9 @@ public final class IngestService {
       List<Chunk> chunks = Chunker.chunk(items, toc);
       long t1 = System.nanoTime();
       progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
-      List<String> vectors = embed(chunks, progress);
+      String title = firstNonBlank(request.title(), doc.title(), fileName);
+      String context = Chunk.context(title, uri);
+      List<String> vectors = embed(chunks, context, progress);
       long t2 = System.nanoTime();
       stages.add(Stage.CONVERT, tConverted - t0);
       stages.add(Stage.TOC, tToc - tConverted);
@@ -147,18 +149,17 @@ public final class IngestService {
       stages.add(Stage.EMBED, t2 - t1);
       LOG.info("{}: {} items, {} chunks; convert+chunk {} ms, embed {} ms", fileName, items.size(),
           chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
-      String title = firstNonBlank(request.title(), doc.title(), fileName);
-      return new Prepared(tenantId, uri, title, sniffed.type(), sniffed.hash(),
+      return new Prepared(tenantId, uri, title, context, sniffed.type(), sniffed.hash(),
           request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit);
     }, false);
   }
 
-  private List<String> embed(List<Chunk> chunks, IngestProgress progress) {
+  private List<String> embed(List<Chunk> chunks, String context, IngestProgress progress) {
     List<String> vectors = new ArrayList<>(chunks.size());
     for (int i = 0; i < chunks.size(); i += EMBED_BATCH) {
       List<String> texts = new ArrayList<>();
       for (Chunk c : chunks.subList(i, Math.min(chunks.size(), i + EMBED_BATCH))) {
-        texts.add(c.content());
+        texts.add(Chunk.embeddedText(context, c.content()));
       }
       List<float[]> out = embedder.embedPassages(texts);
       if (out.size() != texts.size()) {
@@ -287,6 +288,7 @@ public final class IngestService {
           .put("item_end", c.itemEnd())
           .put("headings", new JsonArray(List.copyOf(c.headings())))
           .put("content", c.content())
+          .put("context", p.context())
           .put("page_numbers", new JsonArray(List.copyOf(c.pageNumbers())))
           .put("doc_item_refs", new JsonArray(List.copyOf(c.docItemRefs())))
           .put("labels", new JsonArray(List.copyOf(c.labels())))

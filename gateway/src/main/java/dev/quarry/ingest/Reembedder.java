@@ -51,7 +51,7 @@ public final class Reembedder {
       + " WHERE embedding_model <> $1 GROUP BY embedding_model";
 
   /** Walks the primary key, so each batch costs its own rows, not a scan of the table. */
-  private static final String NEXT_BATCH = "SELECT id, content, md5(content) AS content_md5"
+  private static final String NEXT_BATCH = "SELECT id, context, content, md5(content) AS content_md5"
       + " FROM chunks WHERE id > $2 AND embedding_model <> $1 ORDER BY id LIMIT $3";
 
   /**
@@ -217,7 +217,7 @@ public final class Reembedder {
   private Future<List<String>> embed(List<Row> batch) {
     List<String> texts = new ArrayList<>(batch.size());
     for (Row row : batch) {
-      texts.add(row.getString("content"));
+      texts.add(Chunk.embeddedText(row.getString("context"), row.getString("content")));
     }
     // The embedder blocks (ONNX or HTTP); unordered so that searches are not queued behind it.
     return vertx.executeBlocking(() -> {

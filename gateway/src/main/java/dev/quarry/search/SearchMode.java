@@ -6,6 +6,6 @@ public enum SearchMode {
   FULL_TEXT,
   /** Cosine similarity of embeddings only (HNSW). */
   VECTOR,
-  /** Both, fused by reciprocal rank: what {@code search} uses. */
+  /** Both, fused by {@link Fusion#DEFAULT}: what {@code search} uses. */
   HYBRID
 }

@@ -5,6 +5,7 @@ import dev.quarry.ops.QuarryMetrics;
 import dev.quarry.store.Database;
 import dev.quarry.search.ContextExpander.Item;
 import dev.quarry.search.ContextExpander.RankedHit;
+import dev.quarry.search.Fusion.Scored;
 import dev.quarry.search.SearchSql.Param;
 import dev.quarry.search.SearchSql.Statement;
 import io.vertx.core.Future;
@@ -16,22 +17,26 @@ import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
- * Hybrid retrieval (vector + BM25 full-text, fused by reciprocal rank) with context expansion.
+ * Hybrid retrieval (vector + BM25 full-text, fused by {@link Fusion#DEFAULT}) with context
+ * expansion.
  *
  * <p>A search is three statements, each in a short read-only transaction of its own on whichever
  * pooled connection is free. The full-text ranking starts at once; the vector ranking starts as
  * soon as the query's vector exists (kept from a recent search, or embedded on a worker
- * meanwhile), so the database runs the two side by side; fusion and context expansion then take
- * both rankings. No connection is held while the model runs or while another statement does.
+ * meanwhile), so the database runs the two side by side; the two rankings are fused here, and
+ * context expansion takes the fused one. No connection is held while the model runs or while
+ * another statement does.
  */
 public final class SearchService {
   /**
-   * Candidates taken from each retriever before fusion. RRF with k = 60 gives rank 100 a weight
-   * of 1/160, still enough to lift a chunk that the other retriever ranks well.
+   * Candidates taken from each retriever before fusion: the lists whose scores are normalised, deep
+   * enough that a chunk one retriever ranks well and the other ranks 80th still has both scores.
    */
   static final int CANDIDATES = 100;
 
@@ -56,6 +61,7 @@ public final class SearchService {
   private final Config config;
   private final SearchSql sql;
   private final ContextExpander expander;
+  private final Fusion fusion = Fusion.DEFAULT;
   private final int postingBudget;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
@@ -125,13 +131,13 @@ public final class SearchService {
     // NULL, not an empty array, for "everything": the SQL tests it once instead of per row.
     UUID[] scope = request.documentIds().isEmpty() ? null
         : request.documentIds().toArray(UUID[]::new);
-    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), fused, null, null);
-    Future<UUID[]> ranked = statement(sql.fullTextIds, args).map(SearchService::ids);
-    Future<UUID[]> nearest = embed(request.query())
+    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), null);
+    Future<List<Scored<UUID>>> ranked = statement(sql.fullTextIds, args).map(SearchService::scored);
+    Future<List<Scored<UUID>>> nearest = embed(request.query())
         .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
-        .map(SearchService::ids);
+        .map(SearchService::scored);
     Future<RowSet<Row>> rows = Future.all(ranked, nearest).compose(both -> statement(
-        sql.fusedExpanded, args.withRanked(ranked.result()).withNearest(nearest.result())));
+        sql.fusedExpanded, args.withFused(fusion.fuse(ranked.result(), nearest.result(), fused, args.candidates()))));
     return rows.map(result -> {
       List<RankedHit> hits = new ArrayList<>(result.size());
       for (Row row : result) {
@@ -154,25 +160,42 @@ public final class SearchService {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
-    Statement ranking = switch (mode) {
-      case FULL_TEXT -> sql.fullText;
-      case VECTOR -> sql.vector;
-      case HYBRID -> sql.hybrid;
-    };
-    Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null)
-        : embed(query);
-    return vector
-        .compose(v -> statement(ranking,
-            new Args(tenantId, query, v, null, mode == SearchMode.HYBRID ? candidates(limit) : limit,
-                limit, null, null)))
-        .map(rows -> {
-          List<RankedChunk> out = new ArrayList<>(rows.size());
-          for (Row row : rows) {
-            out.add(new RankedChunk(row.getUUID("chunk_id"), row.getUUID("document_id"),
-                row.getDouble("score")));
-          }
-          return out;
-        });
+    if (mode != SearchMode.HYBRID) {
+      Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null) : embed(query);
+      return vector.compose(v -> statement(mode == SearchMode.FULL_TEXT ? sql.fullText : sql.vector,
+          new Args(tenantId, query, v, null, limit, null))).map(SearchService::ranked);
+    }
+    // Both sides as search takes them, fused the same way.
+    Args args = new Args(tenantId, query, null, null, candidates(limit), null);
+    Future<List<RankedChunk>> ranked = statement(sql.fullText, args).map(SearchService::ranked);
+    Future<List<RankedChunk>> nearest = embed(query)
+        .compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
+    return Future.all(ranked, nearest).map(both -> {
+      Map<UUID, UUID> documents = new HashMap<>();
+      List<Scored<UUID>> text = new ArrayList<>();
+      List<Scored<UUID>> vec = new ArrayList<>();
+      for (RankedChunk c : ranked.result()) {
+        documents.put(c.chunkId(), c.documentId());
+        text.add(new Scored<>(c.chunkId(), c.score()));
+      }
+      for (RankedChunk c : nearest.result()) {
+        documents.put(c.chunkId(), c.documentId());
+        vec.add(new Scored<>(c.chunkId(), c.score()));
+      }
+      List<RankedChunk> out = new ArrayList<>();
+      for (Scored<UUID> s : fusion.fuse(text, vec, limit, args.candidates())) {
+        out.add(new RankedChunk(s.id(), documents.get(s.id()), s.score()));
+      }
+      return out;
+    });
+  }
+
+  private static List<RankedChunk> ranked(RowSet<Row> rows) {
+    List<RankedChunk> out = new ArrayList<>(rows.size());
+    for (Row row : rows) {
+      out.add(new RankedChunk(row.getUUID("chunk_id"), row.getUUID("document_id"), row.getDouble("score")));
+    }
+    return out;
   }
 
   private void validate(UUID tenantId, String query, int limit) {
@@ -197,13 +220,12 @@ public final class SearchService {
     return Math.max(CANDIDATES, wanted);
   }
 
-  private static UUID[] ids(RowSet<Row> rows) {
-    UUID[] ids = new UUID[rows.size()];
-    int i = 0;
+  private static List<Scored<UUID>> scored(RowSet<Row> rows) {
+    List<Scored<UUID>> out = new ArrayList<>(rows.size());
     for (Row row : rows) {
-      ids[i++] = row.getUUID(0);
+      out.add(new Scored<>(row.getUUID(0), row.getDouble(1)));
     }
-    return ids;
+    return out;
   }
 
   private Future<float[]> embed(String query) {
@@ -217,17 +239,13 @@ public final class SearchService {
 
   /** Everything a statement may bind; each statement takes the ones it names. */
   private record Args(UUID tenantId, String query, float[] vector, UUID[] scope, int candidates,
-      int fused, UUID[] ranked, UUID[] nearest) {
+      List<Scored<UUID>> fused) {
     Args withVector(float[] v) {
-      return new Args(tenantId, query, v, scope, candidates, fused, ranked, nearest);
+      return new Args(tenantId, query, v, scope, candidates, fused);
     }
 
-    Args withRanked(UUID[] ids) {
-      return new Args(tenantId, query, vector, scope, candidates, fused, ids, nearest);
-    }
-
-    Args withNearest(UUID[] ids) {
-      return new Args(tenantId, query, vector, scope, candidates, fused, ranked, ids);
+    Args withFused(List<Scored<UUID>> ranking) {
+      return new Args(tenantId, query, vector, scope, candidates, ranking);
     }
   }
 
@@ -242,10 +260,9 @@ public final class SearchService {
         case POSTINGS -> tuple.addInteger(postingBudget);
         case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
-        case FUSED -> tuple.addInteger(args.fused());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());
-        case RANKED -> tuple.addArrayOfUUID(args.ranked());
-        case NEAREST -> tuple.addArrayOfUUID(args.nearest());
+        case IDS -> tuple.addArrayOfUUID(args.fused().stream().map(Scored::id).toArray(UUID[]::new));
+        case SCORES -> tuple.addArrayOfDouble(args.fused().stream().map(Scored::score).toArray(Double[]::new));
       }
     }
     return conn.preparedQuery(statement.sql()).execute(tuple);

@@ -21,9 +21,6 @@ final class SearchSql {
   static final double K1 = 1.2;
   /** BM25 length normalisation. */
   static final double B = 0.75;
-  /** Reciprocal-rank-fusion constant: 60 as in Cormack et al., flat enough to let both lists in. */
-  static final int RRF_K = 60;
-
   /** Items that repeat on pages or hang off them; they never fill the context budget. */
   static final String FURNITURE = "('page_header', 'page_footer', 'footnote')";
 
@@ -33,11 +30,11 @@ final class SearchSql {
 
   /** A statement's bind parameters, by name. */
   enum Param {
-    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, FUSED, BUDGET,
-    /** The full-text ranking computed beforehand: chunk ids, best first. */
-    RANKED,
-    /** The vector ranking computed beforehand: chunk ids, nearest first. */
-    NEAREST
+    TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, BUDGET,
+    /** The fused ranking computed beforehand ({@link Fusion}): chunk ids, best first. */
+    IDS,
+    /** Their fused scores, in the same order. */
+    SCORES
   }
 
   /** SQL text with $n placeholders, and what each $n stands for. */
@@ -46,14 +43,13 @@ final class SearchSql {
   final String createVectorIndex;
   final Statement fullText;
   final Statement vector;
-  final Statement hybrid;
-  /** The chunk ids of the full-text ranking, best first. */
+  /** The full-text ranking: chunk ids and BM25 scores, best first. */
   final Statement fullTextIds;
-  /** The chunk ids of the vector ranking, nearest first. */
+  /** The vector ranking: chunk ids and cosine similarities, nearest first. */
   final Statement vectorIds;
   /**
-   * Fusion of the two rankings computed beforehand ({@link Param#RANKED}, {@link Param#NEAREST}),
-   * as {@link #hybrid} fuses them, then the hits with the items their context is drawn from.
+   * The hits of a fused ranking computed beforehand ({@link Param#IDS}, {@link Param#SCORES}),
+   * with the items their context is drawn from.
    */
   final Statement fusedExpanded;
 
@@ -151,16 +147,7 @@ final class SearchSql {
         )"""
         .replace("%SCOPE_C%", scope.formatted("c.document_id"));
 
-    String fused = """
-        fused AS (
-          SELECT coalesce(f.chunk_id, v.chunk_id) AS chunk_id,
-                 coalesce(1.0 / (%K% + f.rank), 0) + coalesce(1.0 / (%K% + v.rank), 0) AS score
-          FROM fts_ranked f FULL JOIN vec_ranked v ON v.chunk_id = f.chunk_id
-          ORDER BY score DESC, chunk_id
-          LIMIT :fused
-        )""".replace("%K%", Integer.toString(RRF_K));
-
-    // The tuple shape of the three ranking statements: chunk_id, document_id, score.
+    // The tuple shape of the two ranking statements: chunk_id, document_id, score.
     fullText = compile("WITH " + bm25 + """
         \nSELECT f.chunk_id, c.document_id, f.score::float8 AS score
         FROM fts_ranked f JOIN chunks c ON c.id = f.chunk_id
@@ -169,27 +156,18 @@ final class SearchSql {
         \nSELECT v.chunk_id, c.document_id, (1 - v.distance)::float8 AS score
         FROM vec_ranked v JOIN chunks c ON c.id = v.chunk_id
         ORDER BY v.rank""", vectorExpr, modelPredicate, dimensions);
-    String fusedPrefix = "WITH " + bm25 + ",\n" + knn + ",\n" + fused;
     fullTextIds = compile("WITH " + bm25 + """
-        \nSELECT f.chunk_id FROM fts_ranked f ORDER BY f.rank""", vectorExpr, modelPredicate,
-        dimensions);
+        \nSELECT f.chunk_id, f.score::float8 AS score FROM fts_ranked f ORDER BY f.rank""",
+        vectorExpr, modelPredicate, dimensions);
     vectorIds = compile("WITH " + knn + """
-        \nSELECT v.chunk_id FROM vec_ranked v ORDER BY v.rank""", vectorExpr, modelPredicate,
-        dimensions);
-    // The given rankings are already within the tenant and the scope (the statements above applied
+        \nSELECT v.chunk_id, (1 - v.distance)::float8 AS score FROM vec_ranked v ORDER BY v.rank""",
+        vectorExpr, modelPredicate, dimensions);
+    // The fused ranking's chunks are within the tenant and the scope (the ranking statements applied
     // them); chunks deleted since drop out at the join with chunks.
     String givenPrefix = """
-        WITH fts_ranked AS (
-          SELECT r.chunk_id, r.rank FROM unnest(:ranked::uuid[]) WITH ORDINALITY AS r(chunk_id, rank)
-        ),
-        vec_ranked AS (
-          SELECT r.chunk_id, r.rank FROM unnest(:nearest::uuid[]) WITH ORDINALITY AS r(chunk_id, rank)
-        ),
-        """ + fused;
-    hybrid = compile(fusedPrefix + """
-        \nSELECT f.chunk_id, c.document_id, f.score::float8 AS score
-        FROM fused f JOIN chunks c ON c.id = f.chunk_id
-        ORDER BY f.score DESC, f.chunk_id""", vectorExpr, modelPredicate, dimensions);
+        WITH fused AS (
+          SELECT r.chunk_id, r.score FROM unnest(:ids::uuid[], :scores::float8[]) AS r(chunk_id, score)
+        )""";
 
     // The hits with, for each, the items its context can be drawn from: the whole innermost section
     // (or sections) holding the hit's items when it fits the budget; otherwise the items on each
