@@ -293,9 +293,22 @@ final class McpTools {
           running[0].cancel();
         }
       });
+      // The client closing the call's stream cancels the analysis (the SDK's server does not act on
+      // MCP's notifications/cancelled, so a dropped connection is the signal there is).
+      Object gone = exchange.transportContext().get(McpTransport.GONE);
+      if (gone instanceof Future<?> left) {
+        left.onComplete(v -> {
+          if (running[0] != null) {
+            running[0].cancel();
+          }
+        });
+      }
       analyses.start(tenant, request).onFailure(e -> sink.success(error(e instanceof ApiError api ? api.getMessage()
           : "the analysis could not start: " + e.getMessage()))).onSuccess(live -> {
             running[0] = live;
+            if (gone instanceof Future<?> left && left.isComplete()) {
+              live.cancel();
+            }
             if (token != null) {
               live.listen(0, event -> {
                 String message = progress(event);

@@ -42,6 +42,11 @@ final class McpTransport implements McpStreamableServerTransportProvider {
   static final String PATH = "/mcp";
   static final String TENANT = "quarry.tenant";
   static final String API_KEY = "quarry.api_key";
+  /**
+   * A {@code Future<Void>} that completes when the client goes away from the request's stream (its
+   * connection closed before the answer ended), for tools whose work should stop with it.
+   */
+  static final String GONE = "quarry.gone";
   static final int MAX_SESSIONS_PER_TENANT = 64;
   static final long IDLE_MINUTES = 30;
   private static final String SESSION_HEADER = "Mcp-Session-Id";
@@ -104,9 +109,13 @@ final class McpTransport implements McpStreamableServerTransportProvider {
   }
 
   private static McpTransportContext context(RoutingContext ctx) {
+    return context(ctx, io.vertx.core.Promise.<Void>promise().future());
+  }
+
+  private static McpTransportContext context(RoutingContext ctx, io.vertx.core.Future<Void> gone) {
     String auth = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
     return McpTransportContext.create(Map.of(TENANT, ApiRoutes.tenant(ctx),
-        API_KEY, auth == null ? "" : auth.substring(auth.indexOf(' ') + 1).trim()));
+        API_KEY, auth == null ? "" : auth.substring(auth.indexOf(' ') + 1).trim(), GONE, gone));
   }
 
   private void post(RoutingContext ctx) {
@@ -146,9 +155,11 @@ final class McpTransport implements McpStreamableServerTransportProvider {
           .subscribe(null, e -> failed(ctx, e), () -> accepted(ctx));
       case McpSchema.JSONRPCRequest request -> {
         HttpServerResponse response = EventStream.open(ctx.response()).putHeader(SESSION_HEADER, held.session().getId());
-        StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext());
+        io.vertx.core.Promise<Void> gone = io.vertx.core.Promise.promise();
+        StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), gone::tryComplete);
+        McpTransportContext withGone = context(ctx, gone.future());
         held.session().responseStream(request, stream)
-            .contextWrite(c -> c.put(McpTransportContext.KEY, context))
+            .contextWrite(c -> c.put(McpTransportContext.KEY, withGone))
             .subscribe(null, e -> {
               log.warn("mcp session {}: request {} failed: {}", held.session().getId(), request.method(), e.toString());
               stream.close();
@@ -216,9 +227,9 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       return;
     }
     HttpServerResponse response = EventStream.open(ctx.response()).putHeader(SESSION_HEADER, held.session().getId());
-    StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext());
+    StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), () -> {});
     var listening = held.session().listeningStream(stream);
-    response.closeHandler(v -> listening.close());
+    stream.onClose(listening::close);
     response.writeHead();
   }
 
@@ -255,11 +266,25 @@ final class McpTransport implements McpStreamableServerTransportProvider {
     private final HttpServerResponse response;
     private final Context context;
     private volatile boolean closed;
+    private volatile Runnable gone;
 
-    StreamTransport(HttpServerResponse response, Context context) {
+    /** @param gone run when the client's connection closes before the stream ended */
+    StreamTransport(HttpServerResponse response, Context context, Runnable gone) {
       this.response = response;
       this.context = context;
-      response.closeHandler(v -> closed = true);
+      this.gone = gone;
+      response.closeHandler(v -> {
+        closed = true;
+        this.gone.run();
+      });
+    }
+
+    void onClose(Runnable also) {
+      Runnable before = gone;
+      gone = () -> {
+        before.run();
+        also.run();
+      };
     }
 
     @Override

@@ -242,6 +242,51 @@ class McpServerTest {
     assertThat(gone.statusCode()).isEqualTo(404);
   }
 
+  @Test
+  @DisplayName("a client that drops the connection of an ask cancels its analysis")
+  void askCancelledWhenClientGoesAway() throws Exception {
+    h.model.then(execute("n = 0\nwhile True:\n    n = n + 1"), answer("never", "print(1)"));
+    HttpClient http = HttpClient.newHttpClient();
+    String init = new JsonObject().put("jsonrpc", "2.0").put("id", 1).put("method", "initialize").put("params",
+        new JsonObject().put("protocolVersion", "2025-06-18").put("capabilities", new JsonObject())
+            .put("clientInfo", new JsonObject().put("name", "raw").put("version", "1"))).encode();
+    var opened = http.send(mcp(h.gateway.apiKey()).POST(HttpRequest.BodyPublishers.ofString(init)).build(),
+        BodyHandlers.ofString());
+    String session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
+    http.send(mcp(h.gateway.apiKey()).header("Mcp-Session-Id", session).POST(HttpRequest.BodyPublishers.ofString(
+        new JsonObject().put("jsonrpc", "2.0").put("method", "notifications/initialized").encode())).build(),
+        BodyHandlers.ofString());
+    byte[] call = new JsonObject().put("jsonrpc", "2.0").put("id", 2).put("method", "tools/call").put("params",
+        new JsonObject().put("name", "ask").put("arguments", new JsonObject().put("question", "Forever?"))
+            .put("_meta", new JsonObject().put("progressToken", "gone-1"))).encode()
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    UUID id = null;
+    try (java.net.Socket socket = new java.net.Socket("localhost", h.gateway.port())) {
+      socket.setSoTimeout(120_000);
+      var out = socket.getOutputStream();
+      out.write(("POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + h.gateway.apiKey()
+          + "\r\nMcp-Session-Id: " + session + "\r\nContent-Type: application/json\r\n"
+          + "Accept: application/json, text/event-stream\r\nContent-Length: " + call.length + "\r\n\r\n")
+          .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.write(call);
+      out.flush();
+      var in = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(),
+          java.nio.charset.StandardCharsets.UTF_8));
+      var started = java.util.regex.Pattern.compile("analysis ([0-9a-f-]{36}) started");
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        var m = started.matcher(line);
+        if (m.find()) {
+          id = UUID.fromString(m.group(1));
+        }
+        if (id != null && line.contains("running code")) {
+          break;
+        }
+      }
+    }
+    assertThat(id).as("the ask's progress named its analysis").isNotNull();
+    assertThat(h.awaitEnd(id).getString("status")).isEqualTo("cancelled");
+  }
+
   private static HttpRequest.Builder mcp(String key) {
     return HttpRequest.newBuilder(URI.create(h.gateway.url() + "/mcp")).header("Authorization", "Bearer " + key)
         .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream");
