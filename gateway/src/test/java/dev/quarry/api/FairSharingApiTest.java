@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.support.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.DockerClient;
@@ -130,8 +131,8 @@ class FairSharingApiTest {
       http.close().await();
       gateway.admin().put("/v1/admin/tenants/" + noisy.id() + "/quotas").sendJsonObject(new JsonObject()).await();
     }
-    awaitTrue(() -> gateway.gateway().sandboxes().heldBy(noisy.id()) == 0 && containers().isEmpty(),
-        "the held sandboxes to be removed");
+    Await.until(() -> gateway.gateway().sandboxes().heldBy(noisy.id()) == 0 && containers().isEmpty(),
+        Duration.ofSeconds(30), "the held sandboxes to be removed");
   }
 
   @Test
@@ -157,7 +158,7 @@ class FairSharingApiTest {
       assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
       assertThat(r.bodyAsJsonObject().getString("stdout")).isEqualTo("LimitExceeded=1700 ok=300\n");
     }
-    awaitTrue(() -> containers().isEmpty(), "the floods' sandboxes to be removed");
+    Await.until(() -> containers().isEmpty(), Duration.ofSeconds(30), "the floods' sandboxes to be removed");
   }
 
   private static JsonObject quietExecution(WebClient client) {
@@ -185,16 +186,6 @@ class FairSharingApiTest {
         .put("limits", new JsonObject().put("wall_time_ms", 110_000)).encode());
     holding.get(60, TimeUnit.SECONDS);
     return request;
-  }
-
-  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(20);
-    }
   }
 
   static List<?> containers() {

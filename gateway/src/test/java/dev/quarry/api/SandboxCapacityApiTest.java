@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.support.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.DockerClient;
@@ -27,7 +28,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -120,26 +120,15 @@ class SandboxCapacityApiTest {
 
       // The client going away removes its sandbox and frees the slot.
       held.connection().close().await();
-      awaitTrue(() -> capacity.used() == 0 && containers().isEmpty(), "the held sandbox to be removed");
+      Await.until(() -> capacity.used() == 0 && containers().isEmpty(), Duration.ofSeconds(30), "the held sandbox to be removed");
       HttpResponse<Buffer> ran = gateway.client().post("/v1/executions")
           .sendJsonObject(new JsonObject().put("code", "1 + 1")).await();
       assertThat(ran.statusCode()).as(ran.bodyAsString()).isEqualTo(200);
       assertThat(ran.bodyAsJsonObject().getString("stdout")).isEqualTo("2");
-      awaitTrue(() -> capacity.used() == 0, "the execution's sandbox to be removed");
+      Await.until(() -> capacity.used() == 0, Duration.ofSeconds(30), "the execution's sandbox to be removed");
       assertThat(containers()).isEmpty();
     } finally {
       http.close().await();
-    }
-  }
-
-  /** Polls a condition the gateway reaches on its own (a container removal), up to 30 s. */
-  private static void awaitTrue(BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.onSpinWait();
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.support.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.DockerClient;
@@ -80,11 +81,8 @@ class TenantDeletionSandboxesTest {
         .timeout(120_000)
         .sendJsonObject(new JsonObject().put("code", "n = 0\nwhile True:\n    n = n + 1")
             .put("limits", new JsonObject().put("wall_time_ms", 60_000)));
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (gateway.gateway().sandboxes().active() < 1) {
-      assertThat(System.nanoTime()).as("the execution's session to open").isLessThan(deadline);
-      Thread.sleep(20);
-    }
+    Await.until(() -> gateway.gateway().sandboxes().active() >= 1, Duration.ofSeconds(60),
+        "the execution's session to open");
 
     HttpResponse<Buffer> deleted = gateway.admin().delete("/v1/admin/tenants/" + doomed.id()).send().await();
     assertThat(deleted.statusCode()).as(deleted.bodyAsString()).isEqualTo(204);

@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.support.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.ops.Gateway;
@@ -14,7 +15,6 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -224,9 +224,9 @@ class UploadBodyTest {
   void clientGone() throws Exception {
     String partial = file("file", "gone.md", DOC) + "x".repeat(50_000);
     try (Socket socket = openUpload(partial, partial.length() + 100_000)) {
-      awaitCondition(() -> gateway.leftoverUploads() == 1, "the upload being spooled");
+      Await.until(() -> gateway.leftoverUploads() == 1, Duration.ofSeconds(10), "the upload being spooled");
     }
-    awaitCondition(() -> gateway.leftoverUploads() == 0, "the upload file deleted after the client left");
+    Await.until(() -> gateway.leftoverUploads() == 0, Duration.ofSeconds(10), "the upload file deleted after the client left");
   }
 
   @Test
@@ -254,13 +254,5 @@ class UploadBodyTest {
         + partial).getBytes(StandardCharsets.ISO_8859_1));
     out.flush();
     return socket;
-  }
-
-  private static void awaitCondition(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
-      Thread.sleep(20);
-    }
   }
 }
