@@ -2,13 +2,13 @@ package dev.quarry.bench;
 
 import com.github.dockerjava.api.DockerClient;
 import dev.quarry.agent.AgentSettings;
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
-import dev.quarry.ops.OpsSettings;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
+import dev.quarry.gateway.OpsSettings;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.SandboxSettings;
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Quota;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -1,6 +1,6 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.store.Database;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -24,7 +24,7 @@ public final class BenchDatabase implements AutoCloseable {
 
   /** A new empty database {@code quarry_bench_<purpose>}; with {@code quarrySchema}, migrated. */
   public static BenchDatabase fresh(String purpose, boolean quarrySchema) {
-    Config base = Config.fromEnv();
+    Config base = Config.fromEnv(System.getenv());
     String name = "quarry_bench_" + purpose;
     admin(base, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     admin(base, "CREATE DATABASE " + name);

@@ -1,8 +1,8 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
+import dev.quarry.config.Quota;
 import dev.quarry.tenancy.Tenants;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

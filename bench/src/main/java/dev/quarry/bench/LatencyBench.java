@@ -1,9 +1,9 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
 import dev.quarry.search.Embedder;
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Quota;
 import dev.quarry.tenancy.Tenants;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -50,7 +50,7 @@ public final class LatencyBench {
         %d queries (all Vaswani and Cranfield queries), one at a time, each measured once after %d
         warm-up passes over all of them (the JIT-compiled state of a serving process; until
         2026-11-30 one pass, which left much of the request path interpreted); limit %d. Quarry:
-        `POST /v1/search` over HTTP to a gateway started in process (`dev.quarry.ops.Gateway`,
+        `POST /v1/search` over HTTP to a gateway started in process (`dev.quarry.gateway.Gateway`,
         port 0), timed at the client: query embedding with %s, the SQL and context expansion included. The gateway ranks by
         BM25 on one database connection while the model embeds the query, runs the vector search on
         another as soon as the vector exists, then fusion and expansion with both. It keeps the

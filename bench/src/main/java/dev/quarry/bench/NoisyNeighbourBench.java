@@ -1,9 +1,9 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
-import dev.quarry.ops.OpsSettings;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
+import dev.quarry.gateway.OpsSettings;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.SandboxSettings;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -59,7 +59,7 @@ final class NoisyNeighbourBench {
       Path dataDir = Files.createTempDirectory("quarry-bench-neighbours");
       Config base = db.config().withHttpPort(0).withDataDir(dataDir);
       Config config = base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)
-          .withDefault(dev.quarry.tenancy.Quota.REQUESTS_PER_MINUTE, 1_000_000));
+          .withDefault(dev.quarry.config.Quota.REQUESTS_PER_MINUTE, 1_000_000));
       SandboxSettings env = SandboxSettings.fromEnv(System.getenv());
       SandboxSettings sandboxes = new SandboxSettings(env.dockerHost(), image, List.of(), env.user(),
           "bench-neighbours-" + java.util.UUID.randomUUID().toString().substring(0, 8),

@@ -1,6 +1,6 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Fusion;
 import dev.quarry.search.RankedChunk;

@@ -1,6 +1,6 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.OnnxEmbedder;
 import dev.quarry.search.SearchRequest;
@@ -166,7 +166,7 @@ public final class SearchLab {
 
   static Config ensureLoaded(String which, TestCollection vaswani, TestCollection cranfield,
       VectorCache.Vectors vv, Embedder model) throws Exception {
-    Config base = Config.fromEnv();
+    Config base = Config.fromEnv(System.getenv());
     String name = "quarry_lab_" + which;
     Config config = base.withDatabase(name);
     if (!exists(base, name)) {

@@ -1,12 +1,12 @@
 package dev.quarry.bench;
 
 import dev.quarry.agent.AgentSettings;
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
-import dev.quarry.ops.OpsSettings;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
+import dev.quarry.gateway.OpsSettings;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.SandboxSettings;
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Quota;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;

@@ -1,7 +1,7 @@
 package dev.quarry.bench;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -1,5 +1,6 @@
 package dev.quarry.agent;
 
+import dev.quarry.config.Settings;
 import java.time.Duration;
 import java.util.Map;
 
@@ -39,12 +40,15 @@ public record AgentSettings(
       + " (or QUARRY_MODEL_BASE_URL) to an OpenAI-compatible endpoint such as https://api.openai.com/v1,"
       + " OPENAI_API_KEY if it needs one, and QUARRY_MODEL to the model's name, then restart the gateway";
 
-  public static AgentSettings fromEnv() {
-    return fromEnv(System.getenv());
+  /** Every setting at its default: no model endpoint. */
+  public static final AgentSettings DEFAULTS = fromEnv(Map.of());
+
+  /** From one configuration map (the environment over the optional file, {@code ConfigSource}). */
+  public static AgentSettings fromEnv(Map<String, String> values) {
+    return read(new Settings(values));
   }
 
-  public static AgentSettings fromEnv(Map<String, String> env) {
-    Env e = new Env(env);
+  public static AgentSettings read(Settings e) {
     Budgets max = new Budgets(
         e.integer("QUARRY_MAX_MODEL_TURNS", Budgets.MAXIMUMS.modelTurns(), 1, 1000),
         e.integer("QUARRY_MAX_ANALYSIS_MS", (int) Budgets.MAXIMUMS.wallTimeMs(), 1000, Integer.MAX_VALUE),
@@ -53,16 +57,18 @@ public record AgentSettings(
         e.integer("QUARRY_MAX_SEARCH_CALLS", Budgets.MAXIMUMS.searchCalls(), 1, 100_000),
         e.integer("QUARRY_MAX_LLM_CALLS", Budgets.MAXIMUMS.llmCalls(), 1, 100_000));
     Budgets dflt = new Budgets(
-        e.integer("QUARRY_MODEL_TURNS", Budgets.DEFAULTS.modelTurns(), 1, max.modelTurns()),
-        e.integer("QUARRY_ANALYSIS_MS", (int) Budgets.DEFAULTS.wallTimeMs(), 1000, (int) max.wallTimeMs()),
-        e.integer("QUARRY_ANALYSIS_TOKENS", (int) Budgets.DEFAULTS.tokens(), 100, (int) max.tokens()),
-        e.integer("QUARRY_EXECUTIONS", Budgets.DEFAULTS.executions(), 1, max.executions()),
-        e.integer("QUARRY_SEARCH_CALLS", Budgets.DEFAULTS.searchCalls(), 1, max.searchCalls()),
-        e.integer("QUARRY_LLM_CALLS", Budgets.DEFAULTS.llmCalls(), 1, max.llmCalls()));
-    String baseUrl = e.string("QUARRY_MODEL_BASE_URL", e.string("OPENAI_BASE_URL", ""));
+        e.integerUpTo("QUARRY_MODEL_TURNS", Math.min(Budgets.DEFAULTS.modelTurns(), max.modelTurns()), 1, "QUARRY_MAX_MODEL_TURNS", max.modelTurns()),
+        e.integerUpTo("QUARRY_ANALYSIS_MS", (int) Math.min(Budgets.DEFAULTS.wallTimeMs(), max.wallTimeMs()), 1000, "QUARRY_MAX_ANALYSIS_MS", (int) max.wallTimeMs()),
+        e.integerUpTo("QUARRY_ANALYSIS_TOKENS", (int) Math.min(Budgets.DEFAULTS.tokens(), max.tokens()), 100, "QUARRY_MAX_ANALYSIS_TOKENS", (int) max.tokens()),
+        e.integerUpTo("QUARRY_EXECUTIONS", Math.min(Budgets.DEFAULTS.executions(), max.executions()), 1, "QUARRY_MAX_EXECUTIONS", max.executions()),
+        e.integerUpTo("QUARRY_SEARCH_CALLS", Math.min(Budgets.DEFAULTS.searchCalls(), max.searchCalls()), 1, "QUARRY_MAX_SEARCH_CALLS", max.searchCalls()),
+        e.integerUpTo("QUARRY_LLM_CALLS", Math.min(Budgets.DEFAULTS.llmCalls(), max.llmCalls()), 1, "QUARRY_MAX_LLM_CALLS", max.llmCalls()));
+    // QUARRY_MODEL_* win over the standard OPENAI_* names, which are the fallback.
+    String openAiBase = e.string("OPENAI_BASE_URL", "");
+    String openAiKey = e.secret("OPENAI_API_KEY", "");
     return new AgentSettings(
-        baseUrl,
-        e.string("QUARRY_MODEL_API_KEY", e.string("OPENAI_API_KEY", "")),
+        e.string("QUARRY_MODEL_BASE_URL", openAiBase),
+        e.secret("QUARRY_MODEL_API_KEY", openAiKey),
         e.string("QUARRY_MODEL", "gpt-4.1-mini"),
         e.decimal("QUARRY_MODEL_TEMPERATURE", 0.0, 0.0, 2.0),
         Duration.ofMillis(e.integer("QUARRY_MODEL_CONNECT_TIMEOUT_MS", 10_000, 100, 600_000)),
@@ -99,61 +105,5 @@ public record AgentSettings(
     return new AgentSettings(baseUrl, apiKey, model, temperature, connectTimeout, requestTimeout, maxAttempts,
         retryBase, retryMax, breakerThreshold, breakerCooldown, maxCorrections, maxQuestionChars, cancel,
         defaultBudgets, maxBudgets);
-  }
-
-  /** Thrown at start-up for a setting that is out of bounds or malformed. */
-  public static final class InvalidSetting extends RuntimeException {
-    InvalidSetting(String message) {
-      super(message);
-    }
-  }
-
-  private record Env(Map<String, String> env) {
-    String string(String name, String dflt) {
-      String v = env.get(name);
-      return v == null || v.isBlank() ? dflt : v.trim();
-    }
-
-    int integer(String name, int dflt, int min, int max) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return dflt;
-      }
-      try {
-        int n = Integer.parseInt(v.trim());
-        if (n < min || n > max) {
-          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
-        }
-        return n;
-      } catch (NumberFormatException e) {
-        throw new InvalidSetting(name + "=" + v + " is not an integer");
-      }
-    }
-
-    double decimal(String name, double dflt, double min, double max) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return dflt;
-      }
-      try {
-        double d = Double.parseDouble(v.trim());
-        if (!(d >= min && d <= max)) {
-          throw new InvalidSetting(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
-        }
-        return d;
-      } catch (NumberFormatException e) {
-        throw new InvalidSetting(name + "=" + v + " is not a number");
-      }
-    }
-
-    String oneOf(String name, String dflt, String... allowed) {
-      String v = string(name, dflt);
-      for (String a : allowed) {
-        if (a.equals(v)) {
-          return v;
-        }
-      }
-      throw new InvalidSetting(name + "=" + v + " must be one of " + String.join(", ", allowed));
-    }
   }
 }

@@ -1,6 +1,6 @@
 package dev.quarry.agent;
 
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.Scope;
 import dev.quarry.search.SearchService;

@@ -3,7 +3,7 @@ package dev.quarry.api;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.tenancy.ApiKey;
 import dev.quarry.tenancy.NewKey;
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Quota;
 import dev.quarry.tenancy.Quotas;
 import dev.quarry.tenancy.Tenant;
 import dev.quarry.tenancy.TenantLimits;

@@ -1,6 +1,6 @@
 package dev.quarry.api;
 
-import dev.quarry.ops.TenancySettings;
+import dev.quarry.config.TenancySettings;
 import dev.quarry.tenancy.ApiKeys;
 import dev.quarry.tenancy.Quotas;
 import dev.quarry.tenancy.TenantStore;

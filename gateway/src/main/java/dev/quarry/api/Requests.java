@@ -1,7 +1,7 @@
 package dev.quarry.api;
 
 import dev.quarry.ingest.IngestRequest;
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.search.SearchRequest;
 import dev.quarry.store.DocumentStore;
 import io.vertx.core.buffer.Buffer;

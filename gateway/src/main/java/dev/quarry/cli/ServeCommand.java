@@ -1,11 +1,11 @@
 package dev.quarry.cli;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.ConfigSource;
-import dev.quarry.ops.Gateway;
-import dev.quarry.ops.OpsSettings;
-import dev.quarry.ops.QuarryMetrics;
-import dev.quarry.sandbox.SandboxSettings;
+import dev.quarry.config.Config;
+import dev.quarry.config.InvalidSetting;
+import dev.quarry.gateway.GatewaySettings;
+import dev.quarry.gateway.Gateway;
+import dev.quarry.gateway.OpsSettings;
+import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Vertx;
 import java.io.PrintWriter;
 import java.util.Map;
@@ -32,26 +32,23 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    Config config;
-    OpsSettings ops;
-    SandboxSettings sandboxes;
+    GatewaySettings settings;
     try {
-      Map<String, String> settings = ConfigSource.load(System.getenv());
-      config = Config.fromEnv(settings);
-      ops = OpsSettings.from(settings);
-      // Read here too, so that the file applies to them and a bad one stops start-up the same way.
-      sandboxes = SandboxSettings.fromEnv(settings);
-    } catch (Config.InvalidSetting | IllegalArgumentException e) {
+      // The one place the environment is read: every part gets its settings from this.
+      settings = GatewaySettings.load(System.getenv());
+    } catch (InvalidSetting e) {
       err.println("error: " + e.getMessage());
       err.flush();
       return 2;
     }
     if (port != null) {
-      config = config.withHttpPort(port);
+      settings = settings.withConfig(settings.config().withHttpPort(port));
     }
+    Config config = settings.config();
+    OpsSettings ops = settings.ops();
     QuarryMetrics metrics = new QuarryMetrics();
     Vertx vertx = Gateway.vertx(metrics);
-    Gateway gateway = new Gateway(config, ops, metrics, sandboxes);
+    Gateway gateway = new Gateway(settings, metrics);
     String deployment;
     try {
       deployment = vertx.deployVerticle(gateway).await();

@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.math.BigInteger;

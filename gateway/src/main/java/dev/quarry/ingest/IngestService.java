@@ -1,12 +1,14 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import dev.quarry.ingest.StageTimes.Stage;
-import dev.quarry.ops.Config;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.search.Embedder;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.store.Database;
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Quota;
 import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.store.Sql;
 import io.vertx.core.Future;

@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import java.util.ArrayList;
 import java.util.List;
 

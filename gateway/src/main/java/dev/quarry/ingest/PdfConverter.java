@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import dev.quarry.ingest.PdfLayout.Block;
 import dev.quarry.ingest.PdfLayout.Line;
 import dev.quarry.ingest.PdfLayout.Picture;

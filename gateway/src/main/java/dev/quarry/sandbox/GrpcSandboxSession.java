@@ -12,7 +12,7 @@ import dev.quarry.proto.sandbox.v1.ExecuteRequest;
 import dev.quarry.proto.sandbox.v1.GatewayMessage;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.proto.sandbox.v1.SandboxMessage;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

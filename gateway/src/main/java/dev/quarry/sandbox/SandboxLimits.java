@@ -1,5 +1,6 @@
 package dev.quarry.sandbox;
 
+import dev.quarry.config.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,40 +83,28 @@ public record SandboxLimits(
   }
 
   /**
-   * Reads {@code QUARRY_SANDBOX_*} settings (memory in MiB, CPUs in milli-CPUs, tmpfs in MiB, wall
-   * time in seconds) over {@link #DEFAULTS}, and fails naming the variable when one is malformed or
-   * outside [minimum, {@link #MAXIMUMS}].
+   * Reads {@code QUARRY_SANDBOX_*} limits (memory in MiB, CPUs in milli-CPUs, tmpfs in MiB, wall
+   * time in seconds) over {@link #DEFAULTS}; a malformed one, or one outside [minimum,
+   * {@link #MAXIMUMS}], fails with {@code InvalidSetting} naming the variable.
    */
-  public static SandboxLimits fromEnv(Map<String, String> env) {
-    return new SandboxLimits(
-        read(env, "QUARRY_SANDBOX_MEMORY_MIB", DEFAULTS.memoryBytes / MIB, MINIMUMS.memoryBytes / MIB,
-            MAXIMUMS.memoryBytes / MIB) * MIB,
-        read(env, "QUARRY_SANDBOX_MILLI_CPUS", DEFAULTS.nanoCpus / 1_000_000, MINIMUMS.nanoCpus / 1_000_000,
-            MAXIMUMS.nanoCpus / 1_000_000) * 1_000_000,
-        read(env, "QUARRY_SANDBOX_PIDS", DEFAULTS.pidsLimit, MINIMUMS.pidsLimit, MAXIMUMS.pidsLimit),
-        read(env, "QUARRY_SANDBOX_NOFILE", DEFAULTS.nofile, MINIMUMS.nofile, MAXIMUMS.nofile),
-        read(env, "QUARRY_SANDBOX_TMPFS_MIB", DEFAULTS.tmpfsBytes / MIB, MINIMUMS.tmpfsBytes / MIB,
-            MAXIMUMS.tmpfsBytes / MIB) * MIB,
-        Duration.ofSeconds(read(env, "QUARRY_SANDBOX_CELL_SECONDS", DEFAULTS.cellWallTime.toSeconds(), 1,
-            MAXIMUMS.cellWallTime.toSeconds())),
-        (int) read(env, "QUARRY_SANDBOX_OUTPUT_CHARS", DEFAULTS.outputChars, MINIMUMS.outputChars,
-            MAXIMUMS.outputChars));
+  public static SandboxLimits fromEnv(Map<String, String> values) {
+    return read(new Settings(values), (int) MAXIMUMS.cellWallTime.toSeconds());
   }
 
-  private static long read(Map<String, String> env, String name, long dflt, long min, long max) {
-    String v = env.get(name);
-    if (v == null || v.isBlank()) {
-      return dflt;
-    }
-    long n;
-    try {
-      n = Long.parseLong(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + "=" + v + " is not an integer");
-    }
-    if (n < min || n > max) {
-      throw new IllegalArgumentException(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
-    }
-    return n;
+  /** @param maxCellSeconds {@code QUARRY_SANDBOX_MAX_CELL_SECONDS}, the bound of the cell wall time */
+  public static SandboxLimits read(Settings s, int maxCellSeconds) {
+    return new SandboxLimits(
+        s.longInteger("QUARRY_SANDBOX_MEMORY_MIB", DEFAULTS.memoryBytes / MIB, MINIMUMS.memoryBytes / MIB,
+            MAXIMUMS.memoryBytes / MIB) * MIB,
+        s.longInteger("QUARRY_SANDBOX_MILLI_CPUS", DEFAULTS.nanoCpus / 1_000_000, MINIMUMS.nanoCpus / 1_000_000,
+            MAXIMUMS.nanoCpus / 1_000_000) * 1_000_000,
+        s.longInteger("QUARRY_SANDBOX_PIDS", DEFAULTS.pidsLimit, MINIMUMS.pidsLimit, MAXIMUMS.pidsLimit),
+        s.longInteger("QUARRY_SANDBOX_NOFILE", DEFAULTS.nofile, MINIMUMS.nofile, MAXIMUMS.nofile),
+        s.longInteger("QUARRY_SANDBOX_TMPFS_MIB", DEFAULTS.tmpfsBytes / MIB, MINIMUMS.tmpfsBytes / MIB,
+            MAXIMUMS.tmpfsBytes / MIB) * MIB,
+        Duration.ofSeconds(s.integerUpTo("QUARRY_SANDBOX_CELL_SECONDS", (int) DEFAULTS.cellWallTime.toSeconds(), 1,
+            "QUARRY_SANDBOX_MAX_CELL_SECONDS", maxCellSeconds)),
+        (int) s.longInteger("QUARRY_SANDBOX_OUTPUT_CHARS", DEFAULTS.outputChars, MINIMUMS.outputChars,
+            MAXIMUMS.outputChars));
   }
 }

@@ -1,7 +1,7 @@
 package dev.quarry.sandbox;
 
 import com.github.dockerjava.api.DockerClient;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

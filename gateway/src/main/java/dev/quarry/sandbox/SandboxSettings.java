@@ -1,5 +1,7 @@
 package dev.quarry.sandbox;
 
+import dev.quarry.config.InvalidSetting;
+import dev.quarry.config.Settings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -121,7 +123,7 @@ public record SandboxSettings(
     command = List.copyOf(command);
     java.util.Objects.requireNonNull(fairness, "fairness");
     if (!gatewayId.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}")) {
-      throw new IllegalArgumentException("gateway id '" + gatewayId
+      throw new IllegalArgumentException("QUARRY_GATEWAY_ID='" + gatewayId
           + "' must be 1-63 characters of letters, digits, '_', '.', '-' (it names containers)");
     }
     limits.requireWithin(maxLimits);
@@ -138,41 +140,50 @@ public record SandboxSettings(
     }
   }
 
-  public static SandboxSettings fromEnv(Map<String, String> env) {
-    String command = env.getOrDefault("QUARRY_SANDBOX_COMMAND", "").trim();
-    String gatewayId = env.getOrDefault("QUARRY_GATEWAY_ID", "").trim();
-    SandboxLimits limits = SandboxLimits.fromEnv(env);
-    int maxCellSeconds = integer(env, "QUARRY_SANDBOX_MAX_CELL_SECONDS", DEFAULT_MAX_CELL_SECONDS, 1,
+  /** From one configuration map (the environment over the optional file, {@code ConfigSource}). */
+  public static SandboxSettings fromEnv(Map<String, String> values) {
+    return read(new Settings(values));
+  }
+
+  /** Reads every {@code QUARRY_SANDBOX_*} setting; a bad one fails with {@link InvalidSetting}. */
+  public static SandboxSettings read(Settings s) {
+    String command = s.string("QUARRY_SANDBOX_COMMAND", "");
+    String gatewayId = s.optional("QUARRY_GATEWAY_ID", "random per process");
+    int maxCellSeconds = s.integer("QUARRY_SANDBOX_MAX_CELL_SECONDS", DEFAULT_MAX_CELL_SECONDS, 1,
         (int) SandboxLimits.MAXIMUMS.cellWallTime().toSeconds());
-    if (limits.cellWallTime().toSeconds() > maxCellSeconds) {
-      throw new IllegalArgumentException("QUARRY_SANDBOX_CELL_SECONDS=" + limits.cellWallTime().toSeconds()
-          + " is above QUARRY_SANDBOX_MAX_CELL_SECONDS=" + maxCellSeconds);
-    }
+    SandboxLimits limits = SandboxLimits.read(s, maxCellSeconds);
+    int maxExecutionCallbacks = s.integer("QUARRY_MAX_EXECUTION_CALLBACKS",
+        Fairness.DEFAULTS.maxExecutionCallbacks(), 1, 100_000);
     Fairness fairness = new Fairness(
-        integer(env, "QUARRY_SANDBOX_TENANT_SHARE_PERCENT", Fairness.DEFAULTS.tenantSharePercent(), 1, 100),
-        integer(env, "QUARRY_SANDBOX_CALLBACKS_IN_FLIGHT", Fairness.DEFAULTS.callbacksPerSandbox(), 1, 256),
-        integer(env, "QUARRY_TENANT_CALLBACKS_IN_FLIGHT", Fairness.DEFAULTS.callbacksPerTenant(), 1, 4096),
-        Duration.ofMillis(integer(env, "QUARRY_SANDBOX_STALL_MS", (int) Fairness.DEFAULTS.stallTimeout().toMillis(),
+        s.integer("QUARRY_SANDBOX_TENANT_SHARE_PERCENT", Fairness.DEFAULTS.tenantSharePercent(), 1, 100),
+        s.integer("QUARRY_SANDBOX_CALLBACKS_IN_FLIGHT", Fairness.DEFAULTS.callbacksPerSandbox(), 1, 256),
+        s.integer("QUARRY_TENANT_CALLBACKS_IN_FLIGHT", Fairness.DEFAULTS.callbacksPerTenant(), 1, 4096),
+        Duration.ofMillis(s.integer("QUARRY_SANDBOX_STALL_MS", (int) Fairness.DEFAULTS.stallTimeout().toMillis(),
             100, 600_000)),
-        integer(env, "QUARRY_EXECUTION_CALLBACKS", Fairness.DEFAULTS.executionCallbacks(), 1,
-            integer(env, "QUARRY_MAX_EXECUTION_CALLBACKS", Fairness.DEFAULTS.maxExecutionCallbacks(), 1, 100_000)),
-        integer(env, "QUARRY_MAX_EXECUTION_CALLBACKS", Fairness.DEFAULTS.maxExecutionCallbacks(), 1, 100_000));
-    return new SandboxSettings(
-        nonBlank(env.get("DOCKER_HOST"), DEFAULT_DOCKER_HOST),
-        nonBlank(env.get("QUARRY_SANDBOX_IMAGE"), "quarry-sandbox:latest"),
-        command.isEmpty() ? List.of() : Arrays.asList(command.split("\\s+")),
-        env.getOrDefault("QUARRY_SANDBOX_USER", "").trim(),
-        gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
-        Path.of(nonBlank(env.get("QUARRY_SANDBOX_RUN_DIR"), "var/run/sandboxes")).toAbsolutePath(),
-        limits,
-        SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
-        integer(env, "QUARRY_SANDBOX_POOL_PER_TENANT", 2, 0, 64),
-        Duration.ofSeconds(integer(env, "QUARRY_SANDBOX_REAP_SECONDS", 60, 1, 86_400)),
-        Boolean.parseBoolean(env.getOrDefault("QUARRY_SANDBOX_REAP_ALL_ON_START", "false").trim()),
-        integer(env, "QUARRY_SANDBOX_MAX_ACTIVE", DEFAULT_MAX_ACTIVE, 1, MAX_ACTIVE_BOUND),
-        Duration.ofMillis(integer(env, "QUARRY_SANDBOX_WAIT_MS", (int) DEFAULT_MAX_WAIT.toMillis(), 0,
-            (int) MAX_WAIT_BOUND.toMillis())),
-        fairness);
+        s.integerUpTo("QUARRY_EXECUTION_CALLBACKS", Math.min(Fairness.DEFAULTS.executionCallbacks(),
+            maxExecutionCallbacks), 1, "QUARRY_MAX_EXECUTION_CALLBACKS", maxExecutionCallbacks),
+        maxExecutionCallbacks);
+    String dockerHost = s.string("DOCKER_HOST", DEFAULT_DOCKER_HOST);
+    String image = s.string("QUARRY_SANDBOX_IMAGE", "quarry-sandbox:latest");
+    String user = s.string("QUARRY_SANDBOX_USER", "");
+    Path runRoot = Path.of(s.string("QUARRY_SANDBOX_RUN_DIR", "var/run/sandboxes")).toAbsolutePath();
+    int pool = s.integer("QUARRY_SANDBOX_POOL_PER_TENANT", 2, 0, 64);
+    Duration reap = Duration.ofSeconds(s.integer("QUARRY_SANDBOX_REAP_SECONDS", 60, 1, 86_400));
+    boolean reapAll = s.bool("QUARRY_SANDBOX_REAP_ALL_ON_START", false);
+    int maxActive = s.integer("QUARRY_SANDBOX_MAX_ACTIVE", DEFAULT_MAX_ACTIVE, 1, MAX_ACTIVE_BOUND);
+    Duration maxWait = Duration.ofMillis(s.integer("QUARRY_SANDBOX_WAIT_MS", (int) DEFAULT_MAX_WAIT.toMillis(), 0,
+        (int) MAX_WAIT_BOUND.toMillis()));
+    try {
+      return new SandboxSettings(dockerHost, image,
+          command.isEmpty() ? List.of() : Arrays.asList(command.split("\\s+")),
+          user,
+          gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
+          runRoot, limits, SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
+          pool, reap, reapAll, maxActive, maxWait, fairness);
+    } catch (IllegalArgumentException e) {
+      // The constructor's own checks (the gateway id's form): the same error as every other setting.
+      throw new InvalidSetting(e.getMessage());
+    }
   }
 
   public SandboxSettings withPoolPerTenant(int size) {
@@ -192,23 +203,5 @@ public record SandboxSettings(
         poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
   }
 
-  private static String nonBlank(String v, String dflt) {
-    return v == null || v.isBlank() ? dflt : v.trim();
-  }
 
-  private static int integer(Map<String, String> env, String name, int dflt, int min, int max) {
-    String v = env.get(name);
-    if (v == null || v.isBlank()) {
-      return dflt;
-    }
-    try {
-      int n = Integer.parseInt(v.trim());
-      if (n >= min && n <= max) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + "=" + v + " is not an integer");
-    }
-    throw new IllegalArgumentException(name + "=" + v + " is out of bounds [" + min + ", " + max + "]");
-  }
 }

@@ -1,6 +1,7 @@
 package dev.quarry.search;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
+import dev.quarry.config.InvalidSetting;
 
 /** Picks the embedder that the configuration names (QUARRY_EMBEDDING_PROVIDER). */
 public final class Embedders {
@@ -13,13 +14,13 @@ public final class Embedders {
         try {
           yield new OnnxEmbedder(config.embeddingModel());
         } catch (IllegalArgumentException unknown) {
-          throw new Config.InvalidSetting("QUARRY_EMBEDDING_MODEL=" + config.embeddingModel()
+          throw new InvalidSetting("QUARRY_EMBEDDING_MODEL=" + config.embeddingModel()
               + ": " + unknown.getMessage());
         }
       }
       case "openai" -> OpenAiEmbedder.probing(config.embeddingBaseUrl(), config.embeddingApiKey(),
           config.embeddingModel());
-      default -> throw new Config.InvalidSetting(
+      default -> throw new InvalidSetting(
           "QUARRY_EMBEDDING_PROVIDER=" + config.embeddingProvider() + " must be onnx or openai");
     };
   }

@@ -37,7 +37,8 @@ public final class OnnxEmbedder implements Embedder {
   public static final String BGE_SMALL = "bge-small-en-v1.5-q";
   public static final String MINILM = "all-MiniLM-L6-v2-q";
   /** QUARRY_EMBEDDING_MODEL's default. */
-  public static final String DEFAULT = BGE_SMALL;
+  /** The configured default ({@code QUARRY_EMBEDDING_MODEL}'s), which is {@link #BGE_SMALL}. */
+  public static final String DEFAULT = dev.quarry.config.Config.DEFAULT_EMBEDDING_MODEL;
 
   /** A bundled model: where its files are, how it pools, what it puts in front of a query. */
   private record Model(String name, Class<?> bundle, String onnx, String tokenizer,

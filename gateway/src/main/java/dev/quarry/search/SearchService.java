@@ -1,7 +1,7 @@
 package dev.quarry.search;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.store.Database;
 import dev.quarry.search.ContextExpander.Item;
 import dev.quarry.search.ContextExpander.RankedHit;

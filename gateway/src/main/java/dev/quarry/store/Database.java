@@ -1,6 +1,6 @@
 package dev.quarry.store;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;

@@ -1,6 +1,6 @@
 package dev.quarry.store;
 
-import dev.quarry.ingest.DocItem;
+import dev.quarry.store.DocItem;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;

@@ -1,5 +1,7 @@
 package dev.quarry.tenancy;
 
+import dev.quarry.config.Quota;
+
 /** A tenant is over one of its quotas: the API answers 429 with {@code Retry-After}. */
 public final class QuotaExceeded extends RuntimeException {
   private final Quota quota;

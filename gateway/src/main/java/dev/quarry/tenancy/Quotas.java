@@ -1,6 +1,8 @@
 package dev.quarry.tenancy;
 
-import dev.quarry.ops.TenancySettings;
+import dev.quarry.config.Quota;
+
+import dev.quarry.config.TenancySettings;
 import dev.quarry.store.Database;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;

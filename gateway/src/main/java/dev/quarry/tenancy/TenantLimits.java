@@ -1,5 +1,7 @@
 package dev.quarry.tenancy;
 
+import dev.quarry.config.Quota;
+
 import java.util.Map;
 
 /** One tenant's quotas in force: its own where an admin set them, the configured defaults elsewhere. */

@@ -3,7 +3,7 @@ package dev.quarry.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.api.TestGateway;
-import dev.quarry.ops.Gateway;
+import dev.quarry.gateway.Gateway;
 import dev.quarry.sandbox.SandboxSettings;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;

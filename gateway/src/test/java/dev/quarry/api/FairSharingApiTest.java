@@ -52,7 +52,7 @@ class FairSharingApiTest {
     gateway = TestGateway.startWithAgent(dataDir -> {
       try {
         Path runRoot = Files.createDirectories(dataDir.resolve("run"));
-        return new dev.quarry.ops.Gateway.AgentWiring(null, new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST,
+        return new dev.quarry.gateway.Gateway.AgentWiring(null, new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST,
             image, List.of(), "", gatewayId, runRoot, SandboxLimits.DEFAULTS, SandboxLimits.MAXIMUMS, 0,
             Duration.ofMinutes(10), false, MAX_ACTIVE, Duration.ofSeconds(20), SandboxSettings.Fairness.DEFAULTS));
       } catch (java.io.IOException e) {

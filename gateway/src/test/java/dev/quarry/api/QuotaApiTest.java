@@ -2,7 +2,7 @@ package dev.quarry.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.tenancy.Quota;
+import dev.quarry.config.Quota;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;

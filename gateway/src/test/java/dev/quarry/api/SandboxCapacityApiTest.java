@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.github.dockerjava.api.DockerClient;
 import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.ScriptedModelServer;
-import dev.quarry.ops.Gateway;
+import dev.quarry.gateway.Gateway;
 import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.RunnerImage;
 import dev.quarry.sandbox.SandboxCapacity;

@@ -1,9 +1,9 @@
 package dev.quarry.api;
 
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
-import dev.quarry.ops.OpsSettings;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
+import dev.quarry.gateway.OpsSettings;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;

@@ -3,7 +3,7 @@ package dev.quarry.api;
 import dev.quarry.support.Await;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.ops.Gateway;
+import dev.quarry.gateway.Gateway;
 import io.vertx.core.json.JsonObject;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -235,8 +235,8 @@ class UploadBodyTest {
     Path uploads = ApiRoutes.uploadsDir(gateway.config());
     Path leftover = Files.writeString(uploads.resolve("upload-leftover-of-a-crash"), "half an upload");
     Files.setLastModifiedTime(leftover, FileTime.from(Instant.now().minus(Duration.ofHours(1))));
-    Gateway second = new Gateway(gateway.config(), dev.quarry.ops.OpsSettings.DEFAULTS,
-        new dev.quarry.ops.QuarryMetrics(), new Gateway.AgentWiring(null, null));
+    Gateway second = new Gateway(gateway.config(), dev.quarry.gateway.OpsSettings.DEFAULTS,
+        new dev.quarry.telemetry.QuarryMetrics(), new Gateway.AgentWiring(null, null));
     String id = gateway.vertx().deployVerticle(second).await();
     try {
       assertThat(leftover).doesNotExist();

@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import static dev.quarry.ingest.TocBuilderTest.items;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

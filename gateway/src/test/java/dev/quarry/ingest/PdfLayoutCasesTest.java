@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.store.DocItem;
+
 import static dev.quarry.ingest.PdfFixture.BOLD;
 import static dev.quarry.ingest.PdfFixture.HEIGHT;
 import static dev.quarry.ingest.PdfFixture.REGULAR;

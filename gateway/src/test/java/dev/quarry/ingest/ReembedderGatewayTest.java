@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.ingest.Reembedder.Status;
 import dev.quarry.ingest.ReembedderFixture.Inserted;
-import dev.quarry.ops.Config;
-import dev.quarry.ops.Gateway;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.Gateway;
 import dev.quarry.search.OnnxEmbedder;
 import dev.quarry.support.TestDatabase;
 import dev.quarry.tenancy.Tenants;

@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.quarry.ops.Config;
-import dev.quarry.ops.OpsSettings;
-import dev.quarry.ops.QuarryMetrics;
+import dev.quarry.config.Config;
+import dev.quarry.gateway.OpsSettings;
+import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.SandboxSettings;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.io.IOException;
@@ -129,7 +129,7 @@ class K8sManifestsTest {
     // Every setting is one the README documents, and the gateway would start with them.
     String readme = Files.readString(ROOT.resolve("README.md"));
     assertThat(settings.keySet()).allSatisfy(k -> assertThat(readme).contains("| `" + k + "` |"));
-    OpsSettings ops = OpsSettings.from(settings);
+    OpsSettings ops = dev.quarry.gateway.GatewaySettings.read(settings).ops();
     long margin = 30;
     assertThat(pod.path("terminationGracePeriodSeconds").asLong())
         .as("terminationGracePeriodSeconds leaves time after the drain grace")

@@ -328,7 +328,7 @@ class ContainerLauncherTest {
     assertThat(SandboxSettings.fromEnv(Map.of("QUARRY_GATEWAY_ID", "pod-7", "QUARRY_SANDBOX_COMMAND",
         "python3 -m runner")).command()).containsExactly("python3", "-m", "runner");
     assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_GATEWAY_ID", "bad id/..")))
-        .hasMessageContaining("gateway id 'bad id/..'");
+        .hasMessageContaining("QUARRY_GATEWAY_ID='bad id/..'");
     assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_POOL_PER_TENANT", "65")))
         .hasMessageContaining("QUARRY_SANDBOX_POOL_PER_TENANT=65 is out of bounds");
   }

@@ -17,7 +17,7 @@ final class SessionFixture implements AutoCloseable {
   final SandboxFixture fx;
   final Vertx vertx = Vertx.vertx();
   final SandboxService service;
-  final dev.quarry.ops.QuarryMetrics metrics = new dev.quarry.ops.QuarryMetrics();
+  final dev.quarry.telemetry.QuarryMetrics metrics = new dev.quarry.telemetry.QuarryMetrics();
 
   SessionFixture(Path tempDir, int poolPerTenant) throws Exception {
     this(tempDir, poolPerTenant, SandboxLimits.DEFAULTS);

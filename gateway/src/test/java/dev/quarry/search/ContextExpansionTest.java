@@ -2,7 +2,7 @@ package dev.quarry.search;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.support.TestDatabase;
 import dev.quarry.support.TestStack;
 import io.vertx.core.Vertx;

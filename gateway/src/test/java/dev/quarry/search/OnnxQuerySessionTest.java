@@ -1,5 +1,6 @@
 package dev.quarry.search;
 
+import dev.quarry.config.InvalidSetting;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -53,9 +54,9 @@ class OnnxQuerySessionTest {
   @Test
   @DisplayName("QUARRY_EMBEDDING_MODEL naming no bundled model is refused at start-up with both names")
   void unknownModelInConfig() {
-    dev.quarry.ops.Config config = dev.quarry.ops.Config.fromEnv(java.util.Map.of("QUARRY_EMBEDDING_MODEL", "e5-large"));
+    dev.quarry.config.Config config = dev.quarry.config.Config.fromEnv(java.util.Map.of("QUARRY_EMBEDDING_MODEL", "e5-large"));
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> Embedders.fromConfig(config))
-        .isInstanceOf(dev.quarry.ops.Config.InvalidSetting.class)
+        .isInstanceOf(dev.quarry.config.InvalidSetting.class)
         .hasMessageContaining("QUARRY_EMBEDDING_MODEL=e5-large").hasMessageContaining(OnnxEmbedder.MINILM);
   }
 

@@ -7,7 +7,7 @@ import static dev.quarry.ingest.IngestFixture.newTenant;
 import static dev.quarry.ingest.IngestFixture.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.ingest.DocItem;
+import dev.quarry.store.DocItem;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.support.TestDatabase;

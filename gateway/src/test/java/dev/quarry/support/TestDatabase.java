@@ -1,6 +1,6 @@
 package dev.quarry.support;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
 import io.vertx.core.Vertx;
@@ -27,7 +27,7 @@ public final class TestDatabase implements AutoCloseable {
   }
 
   public static TestDatabase create() {
-    Config base = Config.fromEnv();
+    Config base = Config.fromEnv(System.getenv());
     String name = "quarry_t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     try (Connection c = DriverManager.getConnection(base.jdbcUrl(), base.pgUser(), base.pgPassword());
         Statement s = c.createStatement()) {
@@ -93,7 +93,7 @@ public final class TestDatabase implements AutoCloseable {
 
   @Override
   public void close() {
-    Config base = Config.fromEnv();
+    Config base = Config.fromEnv(System.getenv());
     try (Connection c = DriverManager.getConnection(base.jdbcUrl(), base.pgUser(), base.pgPassword());
         Statement s = c.createStatement()) {
       awaitAppSessionsGone(s);

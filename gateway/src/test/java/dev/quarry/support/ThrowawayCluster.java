@@ -1,6 +1,6 @@
 package dev.quarry.support;
 
-import dev.quarry.ops.Config;
+import dev.quarry.config.Config;
 import dev.quarry.store.Database;
 import java.io.IOException;
 import java.net.InetAddress;

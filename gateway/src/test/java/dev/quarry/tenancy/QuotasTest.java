@@ -1,9 +1,11 @@
 package dev.quarry.tenancy;
 
+import dev.quarry.config.Quota;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.quarry.ops.TenancySettings;
+import dev.quarry.config.TenancySettings;
 import dev.quarry.store.Database;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;

@@ -1,0 +1,136 @@
+package dev.quarry.config;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every setting of the gateway, read once at start-up from the environment and passed down through
+ * constructors. Each setting names its variable, its default and its bounds; a bad value fails
+ * start-up with a message naming the variable.
+ */
+public record Config(
+    int httpPort,
+    String pgHost,
+    int pgPort,
+    String pgDatabase,
+    String pgUser,
+    String pgPassword,
+    int pgPoolSize,
+    Path dataDir,
+    long maxUploadBytes,
+    int contextBudgetChars,
+    String embeddingProvider,
+    String embeddingModel,
+    String embeddingBaseUrl,
+    String embeddingApiKey,
+    int searchDefaultLimit,
+    int searchMaxLimit,
+    int maxQueryChars,
+    String pgAppUser,
+    String pgAppPassword,
+    TenancySettings tenancy,
+    long bodyTimeoutMs) {
+
+  /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
+  public static final String DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5-q";
+
+  /**
+   * From one configuration map: the environment over the optional {@code QUARRY_CONFIG_FILE}, as
+   * {@link ConfigSource#load} merges them (an entry point passes {@code System.getenv()} through it).
+   */
+  public static Config fromEnv(Map<String, String> values) {
+    return read(new Settings(values));
+  }
+
+  /** The settings this record reads, with defaults and bounds, for the README check. */
+  public static List<Settings.Definition> definitions() {
+    Settings s = new Settings(Map.of());
+    read(s);
+    return s.definitions();
+  }
+
+  /** Reads this record's settings with {@code s}, which also records their definitions. */
+  public static Config read(Settings s) {
+    String openAiBase = s.given("OPENAI_BASE_URL");
+    String openAiKey = s.given("OPENAI_API_KEY");
+    return new Config(
+        s.integer("QUARRY_HTTP_PORT", 8080, 0, 65535),
+        s.string("QUARRY_PG_HOST", "127.0.0.1"),
+        s.integer("QUARRY_PG_PORT", 5432, 1, 65535),
+        s.string("QUARRY_PG_DATABASE", "quarry"),
+        s.string("QUARRY_PG_USER", "quarry"),
+        s.secret("QUARRY_PG_PASSWORD", "quarry"),
+        s.integer("QUARRY_PG_POOL_SIZE", 16, 1, 200),
+        Path.of(s.string("QUARRY_DATA_DIR", "var/data")),
+        s.integer("QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024, 1, Integer.MAX_VALUE),
+        s.integer("QUARRY_CONTEXT_BUDGET_CHARS", 10_000, 200, 200_000),
+        s.oneOf("QUARRY_EMBEDDING_PROVIDER", "onnx", "onnx", "openai"),
+        s.string("QUARRY_EMBEDDING_MODEL", DEFAULT_EMBEDDING_MODEL),
+        s.string("QUARRY_EMBEDDING_BASE_URL", openAiBase == null ? "" : openAiBase),
+        s.secret("QUARRY_EMBEDDING_API_KEY", openAiKey == null ? "" : openAiKey),
+        s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),
+        s.integer("QUARRY_SEARCH_MAX_LIMIT", 100, 1, 1000),
+        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000),
+        s.string("QUARRY_PG_APP_USER", "quarry_app"),
+        s.secret("QUARRY_PG_APP_PASSWORD", "quarry_app"),
+        TenancySettings.read(s),
+        s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000));
+  }
+
+  /** The same settings with another database name: tests use one database per test class. */
+  public Config withDatabase(String database) {
+    return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, bodyTimeoutMs);
+  }
+
+  public Config withDataDir(Path dir) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, bodyTimeoutMs);
+  }
+
+  public Config withHttpPort(int port) {
+    return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, bodyTimeoutMs);
+  }
+
+  public Config withMaxUploadBytes(long bytes) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, bodyTimeoutMs);
+  }
+
+  public Config withTenancy(TenancySettings settings) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        settings, bodyTimeoutMs);
+  }
+
+  /** The same settings with another body timeout (tests of stalled bodies use a short one). */
+  public Config withBodyTimeoutMs(long ms) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, ms);
+  }
+
+  /** Redacts the password and the API key: a Config may end up in a log line. */
+  @Override
+  public String toString() {
+    return "Config[httpPort=" + httpPort + ", pg=" + pgUser + "@" + pgHost + ":" + pgPort + "/" + pgDatabase
+        + ", pgPoolSize=" + pgPoolSize + ", dataDir=" + dataDir + ", embedding=" + embeddingProvider + "/"
+        + embeddingModel + (embeddingApiKey.isEmpty() ? "" : ", embeddingApiKey=***") + "]";
+  }
+
+  public String jdbcUrl() {
+    return "jdbc:postgresql://" + pgHost + ":" + pgPort + "/" + pgDatabase;
+  }
+}

@@ -1,0 +1,51 @@
+package dev.quarry.config;
+
+/**
+ * The quotas every tenant has. Each has a built-in default and maximum, which
+ * {@code QUARRY_QUOTA_<NAME>} and {@code QUARRY_QUOTA_<NAME>_MAX} override.
+ */
+public enum Quota {
+  REQUESTS_PER_MINUTE("requests_per_minute", 600, 100_000, 10_000_000),
+  STORED_BYTES("stored_bytes", 1L << 30, 1L << 40, Long.MAX_VALUE / 2),
+  DOCUMENT_BYTES("document_bytes", 50L << 20, 1L << 30, Integer.MAX_VALUE),
+  CONCURRENT_ANALYSES("concurrent_analyses", 4, 64, 10_000),
+  MODEL_TOKENS_PER_DAY("model_tokens_per_day", 2_000_000, 1_000_000_000, Long.MAX_VALUE / 2),
+  /**
+   * Sandboxes the tenant holds at once on one replica (executions, analyses and replays, starting,
+   * running or queued for a slot); never more than its fair share of the replica's sandboxes.
+   */
+  CONCURRENT_SANDBOXES("concurrent_sandboxes", 8, 1024, 1024);
+
+  private final String wireName;
+  private final long builtInDefault;
+  private final long builtInMaximum;
+  private final long hardLimit;
+
+  Quota(String wireName, long builtInDefault, long builtInMaximum, long hardLimit) {
+    this.wireName = wireName;
+    this.builtInDefault = builtInDefault;
+    this.builtInMaximum = builtInMaximum;
+    this.hardLimit = hardLimit;
+  }
+
+  /** The name in API messages and admin requests, and (upper-cased) in the environment. */
+  public String wireName() {
+    return wireName;
+  }
+
+  public String envName() {
+    return "QUARRY_QUOTA_" + name();
+  }
+
+  public long builtInDefault() {
+    return builtInDefault;
+  }
+
+  public long builtInMaximum() {
+    return builtInMaximum;
+  }
+
+  public long hardLimit() {
+    return hardLimit;
+  }
+}

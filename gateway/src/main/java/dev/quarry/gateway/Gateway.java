@@ -1,0 +1,371 @@
+package dev.quarry.gateway;
+
+import dev.quarry.config.Config;
+import dev.quarry.telemetry.QuarryMetrics;
+
+import com.github.dockerjava.api.DockerClient;
+import dev.quarry.agent.AbandonedAnalyses;
+import dev.quarry.agent.AgentSettings;
+import dev.quarry.agent.AnalysisService;
+import dev.quarry.agent.AnalysisStore;
+import dev.quarry.agent.ModelClient;
+import dev.quarry.api.ApiRoutes;
+import dev.quarry.sandbox.CellOptions;
+import dev.quarry.ingest.IngestService;
+import dev.quarry.ingest.Reembedder;
+import dev.quarry.sandbox.ContainerLauncher;
+import dev.quarry.sandbox.SandboxService;
+import dev.quarry.sandbox.SandboxSettings;
+import dev.quarry.search.Embedder;
+import dev.quarry.search.Embedders;
+import dev.quarry.search.SearchService;
+import dev.quarry.store.Database;
+import dev.quarry.store.DocumentStore;
+import dev.quarry.store.DocumentsFs;
+import dev.quarry.config.Quota;
+import dev.quarry.tenancy.Quotas;
+import dev.quarry.tenancy.TenantStore;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.VertxPrometheusOptions;
+import io.vertx.sqlclient.Pool;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The composition root: migrates the database, builds the services and serves the API. Nothing
+ * takes traffic before the schema is current. Stopping it drains ({@link Lifecycle}) first.
+ */
+public final class Gateway extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+  /** How long in-flight requests get to finish on shutdown, once long-running work has drained. */
+  private static final long DRAIN_SECONDS = 10;
+  private static final long PROBE_INTERVAL_MS = 15_000;
+  private static final long SWEEP_INTERVAL_MS = 60_000;
+
+  private final Config config;
+  private final OpsSettings ops;
+  private final QuarryMetrics metrics;
+  private final SandboxSettings sandboxSettings;
+  private final AgentSettings agentSettings;
+  private SandboxService sandboxes;
+  private ModelClient model;
+  private AnalysisService analyses;
+  private Pool pool;
+  private HttpServer server;
+  private DockerClient docker;
+  private Reembedder reembedder;
+  private Future<Reembedder.Status> reembedding = Future.succeededFuture();
+  private Lifecycle lifecycle;
+  private Readiness readiness;
+  private int schemaVersion;
+  private long probeTimer = -1;
+  private long sweepTimer = -1;
+  private Pool maintenancePool;
+  private Router router;
+
+  /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
+  public Gateway(Config config) {
+    this(GatewaySettings.of(config), new QuarryMetrics());
+  }
+
+  public Gateway(Config config, SandboxSettings sandboxSettings) {
+    this(GatewaySettings.of(config).withSandboxes(sandboxSettings), new QuarryMetrics());
+  }
+
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics, AgentWiring wiring) {
+    this(wiring.applyTo(GatewaySettings.of(config).withOps(ops)), metrics);
+  }
+
+  public Gateway(GatewaySettings settings, QuarryMetrics metrics) {
+    this.config = settings.config();
+    this.ops = settings.ops();
+    this.metrics = metrics;
+    this.sandboxSettings = settings.sandboxes();
+    this.agentSettings = settings.agent();
+  }
+
+  /** The settings of analyses for tests and benchmarks: the model endpoint and the sandboxes; null keeps the defaults. */
+  public record AgentWiring(AgentSettings agent, SandboxSettings sandboxes) {
+    GatewaySettings applyTo(GatewaySettings settings) {
+      GatewaySettings s = agent == null ? settings : settings.withAgent(agent);
+      return sandboxes == null ? s : s.withSandboxes(sandboxes);
+    }
+  }
+
+  /**
+   * A Vert.x that reports its HTTP server and client and its pools into {@code metrics}' registry.
+   * Labels are bounded: the route pattern, never the path (which holds ids).
+   */
+  public static Vertx vertx(QuarryMetrics metrics) {
+    MicrometerMetricsOptions options = new MicrometerMetricsOptions()
+        .setEnabled(true)
+        .setJvmMetricsEnabled(false)
+        .setLabels(EnumSet.of(Label.HTTP_METHOD, Label.HTTP_CODE, Label.HTTP_ROUTE,
+            Label.POOL_TYPE, Label.POOL_NAME, Label.NAMESPACE))
+        .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true));
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(options))
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
+  }
+
+  @Override
+  public Future<?> start() {
+    lifecycle = new Lifecycle(vertx);
+    readiness = new Readiness(vertx, metrics);
+    return vertx.executeBlocking(this::prepare)
+        .compose(embedder -> {
+          pool = Database.pool(vertx, config);
+          DocumentsFs documentsFs = new DocumentsFs(vertx, pool, config.dataDir().resolve("documents"));
+          SearchService search = new SearchService(vertx, pool, embedder, config, metrics);
+          reembedder = new Reembedder(vertx, pool, embedder);
+          SandboxSettings sandboxed = sandboxSettings;
+          Quotas quotas = new Quotas(pool, config.tenancy());
+          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics,
+              tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
+          addReadinessChecks();
+          addMountCheck(sandboxed);
+          DocumentStore documents = new DocumentStore(pool, documentsFs);
+          // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
+          model = new ModelClient(agentSettings, metrics);
+          addModelCheck();
+          analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
+              agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars(),
+              metrics);
+          // A drain lets running analyses finish within its grace, then cancels them; each records its end
+          // before the sandboxes go.
+          analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
+          lifecycle.onShutdown("analyses", analyses::close);
+          ApiRoutes routes = new ApiRoutes(vertx, pool, config,
+              new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
+              documents,
+              search, new TenantStore(pool), quotas, documentsFs,
+              sandboxes, model.configured() ? model::completeLater : null)
+              .withAnalyses(analyses);
+          router = routes.router();
+          new OpsRoutes(readiness, lifecycle, metrics).mount(router);
+          // Without Docker the knowledge base still serves; executions answer 503 until it is back.
+          Future<Void> reaped = sandboxes.start().recover(e -> {
+            log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
+            return Future.succeededFuture();
+          });
+          // The HNSW index for the configured model: without it vector search scans every chunk.
+          // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
+          // runs in the background once the gateway serves (never when it could not start). The
+          // gateway's own role may not create indexes: the owner does, on a pool of its own, which
+          // stays for the sweep of abandoned analyses (it crosses tenants, which only the owner may).
+          maintenancePool = Database.ownerPool(vertx, config);
+          Future<Void> indexed = search.prepare(maintenancePool);
+          return Future.join(indexed, reaped)
+              .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
+              .map(listening -> {
+                routes.listeningOn(listening.actualPort());
+                reembedding = reembedder.run();
+                return listening;
+              });
+        })
+        .onFailure(e -> {
+          if (maintenancePool != null) {
+            maintenancePool.close();
+          }
+        })
+        .onSuccess(listening -> {
+          server = listening;
+          // Probed on a timer as well as by /readyz, so that quarry_dependency_up stays current
+          // where nothing polls the probe.
+          probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
+          // Analyses that a killed gateway (this one's earlier life or another replica) left running.
+          AbandonedAnalyses abandoned = new AbandonedAnalyses(maintenancePool, AbandonedAnalyses.DEFAULT_GRACE);
+          sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> {
+            abandoned.sweep()
+                .onSuccess(ended -> {
+                  if (!ended.isEmpty()) {
+                    log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
+                        ended.size(), ended);
+                  }
+                })
+                .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage()));
+            // Upload files a crashed gateway sharing this data directory left (this one's went at start-up).
+            vertx.executeBlocking(() -> ApiRoutes.sweepUploads(config), false);
+          });
+          log.info("Quarry gateway listening on port {}", listening.actualPort());
+        });
+  }
+
+  /**
+   * The blocking part of start-up: schema, the Docker client (slow to load the first time),
+   * directories, the embedding model (loaded or probed).
+   */
+  private Embedder prepare() throws IOException {
+    schemaVersion = Database.migrate(config);
+    docker = ContainerLauncher.connect(ops.dockerHost());
+    Files.createDirectories(config.dataDir().resolve("documents"));
+    Files.createDirectories(ApiRoutes.uploadsDir(config));
+    int swept = ApiRoutes.sweepUploads(config);
+    if (swept > 0) {
+      log.warn("deleted {} upload files left behind by a gateway that stopped mid-request", swept);
+    }
+    return Embedders.fromConfig(config);
+  }
+
+  private void addReadinessChecks() {
+    readiness.add("database", () -> pool.query("SELECT 1").execute().map("reachable"));
+    readiness.add("migrations", () -> pool
+        .query("SELECT max(version::int) AS version FROM flyway_schema_history WHERE success")
+        .execute()
+        .map(rows -> {
+          Integer applied = rows.iterator().next().getInteger("version");
+          if (applied == null || applied < schemaVersion) {
+            throw new IllegalStateException("schema version " + applied + ", this gateway needs " + schemaVersion);
+          }
+          return "schema version " + applied;
+        }));
+    readiness.add("docker", () -> vertx.executeBlocking(() -> {
+      docker.pingCmd().exec();
+      return "reachable at " + ops.dockerHost();
+    }, false));
+    readiness.info("schema_version", () -> schemaVersion);
+    readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
+  }
+
+  /**
+   * Reported, never required: whether a sandbox's /proc/self/mountinfo shows host paths of the
+   * documents or run directories (they are not on filesystems of their own). The paths go to the
+   * log once, never to /readyz, which anyone may read.
+   */
+  private void addMountCheck(SandboxSettings sandboxed) {
+    java.nio.file.Path documentsRoot = config.dataDir().resolve("documents");
+    java.util.function.Supplier<String> shown = () -> {
+      try {
+        Files.createDirectories(sandboxed.runRoot());
+      } catch (IOException e) {
+        return "the run directory cannot be created: " + e.getMessage();
+      }
+      String docs = dev.quarry.sandbox.MountPrivacy.hostPathShown(documentsRoot, config.dataDir());
+      String run = dev.quarry.sandbox.MountPrivacy.hostPathShown(sandboxed.runRoot(), sandboxed.runRoot());
+      return docs == null && run == null ? null
+          : (docs == null ? "" : "QUARRY_DATA_DIR shows as " + docs + " ") + (run == null ? "" : "QUARRY_SANDBOX_RUN_DIR shows as " + run);
+    };
+    vertx.executeBlocking(shown::get, false).onSuccess(problem -> {
+      if (problem != null) {
+        log.warn("sandboxes' /proc/self/mountinfo will show host paths ({}); put QUARRY_DATA_DIR and"
+            + " QUARRY_SANDBOX_RUN_DIR on filesystems of their own (README, Security)", problem.strip());
+      }
+    });
+    readiness.advise("sandbox_mounts", () -> vertx.executeBlocking(() -> {
+      if (shown.get() != null) {
+        throw new IllegalStateException("sandboxes' mountinfo shows host paths of QUARRY_DATA_DIR or"
+            + " QUARRY_SANDBOX_RUN_DIR (not on filesystems of their own; the log names them)");
+      }
+      return "documents and run directories show no host path";
+    }, false));
+  }
+
+  /**
+   * Reported, never required: without a model endpoint analyses are refused, but ingestion, search
+   * and executions work, and a gateway taken out of service would stop those too.
+   */
+  private void addModelCheck() {
+    readiness.advise("model", () -> model.configured()
+        ? Future.succeededFuture("configured: " + agentSettings.model())
+        : Future.failedFuture(AgentSettings.HOW_TO_CONFIGURE));
+  }
+
+  private static JsonObject reembeddingJson(Reembedder.Status s) {
+    JsonObject json = new JsonObject()
+        .put("state", s.state().name().toLowerCase(Locale.ROOT))
+        .put("model", s.model())
+        .put("done", s.done())
+        .put("total", s.total());
+    return s.error() == null ? json : json.put("error", s.error());
+  }
+
+  /** The port actually bound (differs from the configured one when that is 0). */
+  public int port() {
+    return server.actualPort();
+  }
+
+  /** Every route the gateway serves, as its router holds them (tests enumerate them). */
+  public java.util.List<io.vertx.ext.web.Route> routes() {
+    return router.getRoutes();
+  }
+
+  /** Where long-running work registers, so that a shutdown drains it. */
+  public Lifecycle lifecycle() {
+    return lifecycle;
+  }
+
+  /** Where parts add their readiness checks (the agent: its model endpoint). */
+  public Readiness readiness() {
+    return readiness;
+  }
+
+  /** The analyses of this gateway (for tests and benchmarks). */
+  public AnalysisService analyses() {
+    return analyses;
+  }
+
+  public SandboxService sandboxes() {
+    return sandboxes;
+  }
+
+  public QuarryMetrics metrics() {
+    return metrics;
+  }
+
+  /**
+   * The background re-embed of chunks recorded under another model: completes with its final
+   * status (it never fails; a failed run says so in its status).
+   */
+  public Future<Reembedder.Status> reembedding() {
+    return reembedding;
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(probeTimer);
+    vertx.cancelTimer(sweepTimer);
+    Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
+    return drained.eventually(() -> {
+      // The re-embed ends after its batch in flight, while the server drains.
+      Future<?> reembedStopped = reembedder == null ? Future.succeededFuture() : reembedder.stop();
+      Future<Void> serverClosed = server == null
+          ? Future.succeededFuture()
+          : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
+      // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
+      Future<Void> sandboxesClosed = sandboxes == null ? Future.succeededFuture() : sandboxes.close();
+      return Future.join(reembedStopped, serverClosed, sandboxesClosed);
+    }).eventually(() -> {
+      closeDocker();
+      if (model != null) {
+        model.close();
+      }
+      Future<Void> maintenanceClosed = maintenancePool == null ? Future.succeededFuture() : maintenancePool.close();
+      return Future.join(maintenanceClosed, pool == null ? Future.succeededFuture() : pool.close()).mapEmpty();
+    });
+  }
+
+  private void closeDocker() {
+    if (docker != null) {
+      try {
+        docker.close();
+      } catch (IOException e) {
+        log.warn("closing the Docker client failed: {}", e.getMessage());
+      }
+    }
+  }
+}

@@ -1,0 +1,142 @@
+package dev.quarry.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.api.TestGateway;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@DisplayName("GET /metrics, after an ingest, a refused ingest and a search")
+class MetricsEndpointTest {
+  static final String DOCUMENT = "# Tides\n\nThe harbour of Port Halvard floods twice a day.\n\n"
+      + "## Spring tides\n\nAt spring tides the quay is under water for an hour.\n";
+
+  private TestGateway gateway;
+  private Scrape scrape;
+  private String contentType;
+  private JsonObject readyz;
+
+  @BeforeAll
+  void exercise() throws Exception {
+    gateway = TestGateway.start();
+    HttpResponse<Buffer> ingested = gateway.client().post("/v1/documents").sendJsonObject(new JsonObject()
+        .put("title", "Tides").put("uri", "tides.md").put("content", DOCUMENT)
+        .put("content_type", "text/markdown")).await();
+    assertThat(ingested.statusCode()).as(ingested.bodyAsString()).isEqualTo(201);
+    HttpResponse<Buffer> empty = gateway.client().post("/v1/documents").sendJsonObject(new JsonObject()
+        .put("title", "Empty").put("uri", "empty.md").put("content", "")
+        .put("content_type", "text/markdown")).await();
+    assertThat(empty.statusCode()).as(empty.bodyAsString()).isEqualTo(422);
+    HttpResponse<Buffer> searched = gateway.client().post("/v1/search")
+        .sendJsonObject(new JsonObject().put("query", "when does the quay flood").put("limit", 3)).await();
+    assertThat(searched.statusCode()).as(searched.bodyAsString()).isEqualTo(200);
+    HttpResponse<Buffer> ready = gateway.client().get("/readyz").send().await();
+    assertThat(ready.statusCode()).as(ready.bodyAsString()).isEqualTo(200);
+    readyz = ready.bodyAsJsonObject();
+    HttpResponse<Buffer> metrics = gateway.client().get("/metrics").send().await();
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    contentType = metrics.getHeader("Content-Type");
+    scrape = Scrape.parse(metrics.bodyAsString());
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    gateway.close();
+  }
+
+  @Test
+  @DisplayName("is the Prometheus text format")
+  void format() {
+    assertThat(contentType).startsWith("text/plain; version=0.0.4");
+  }
+
+  @Test
+  @DisplayName("counts the ingested document, its chunks and bytes, and times it")
+  void ingestion() {
+    assertThat(scrape.value("quarry_ingest_documents_total", "status", "created")).isEqualTo(1);
+    assertThat(scrape.value("quarry_ingest_documents_total", "status", "unchanged")).isZero();
+    assertThat(scrape.value("quarry_ingest_chunks_total")).isGreaterThanOrEqualTo(1);
+    assertThat(scrape.value("quarry_ingest_bytes_total", "source_type", "markdown"))
+        .isEqualTo(DOCUMENT.getBytes(StandardCharsets.UTF_8).length);
+    assertThat(scrape.value("quarry_ingest_duration_seconds_count", "outcome", "success")).isEqualTo(1);
+    assertThat(scrape.value("quarry_ingest_duration_seconds_bucket", "outcome", "success", "le", "+Inf")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("counts the refused ingest by its reason")
+  void ingestFailure() {
+    assertThat(scrape.value("quarry_ingest_failures_total", "reason", "empty")).isEqualTo(1);
+    assertThat(scrape.value("quarry_ingest_duration_seconds_count", "outcome", "failure")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("times the search and counts its results")
+  void search() {
+    assertThat(scrape.value("quarry_search_duration_seconds_count", "outcome", "success")).isEqualTo(1);
+    assertThat(scrape.value("quarry_search_results_count")).isEqualTo(1);
+    assertThat(scrape.value("quarry_search_results_sum")).isBetween(1.0, 3.0);
+  }
+
+  @Test
+  @DisplayName("has Vert.x's HTTP server meters, labelled by route pattern and never by path")
+  void httpServer() {
+    assertThat(scrape.value("vertx_http_server_requests_total", "route", "/v1/search", "code", "200"))
+        .isEqualTo(1);
+    assertThat(scrape.value("vertx_http_server_requests_total", "route", "/v1/documents", "code", "422"))
+        .isEqualTo(1);
+    // The test gateway's own set-up (its API key, through the admin API) posts too: count these routes only.
+    assertThat(scrape.value("vertx_http_server_response_time_seconds_count", "method", "POST", "route", "/v1/documents"))
+        .isEqualTo(2);
+    assertThat(scrape.value("vertx_http_server_response_time_seconds_count", "method", "POST", "route", "/v1/search"))
+        .isEqualTo(1);
+    assertThat(scrape.samples()).noneMatch(s -> s.labels().containsKey("path"));
+    // The SLO rules read the 1 s bucket.
+    assertThat(scrape.value("vertx_http_server_response_time_seconds_bucket", "route", "/v1/search", "le", "1.0"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("shows each readiness check as a dependency that is up")
+  void dependencies() {
+    assertThat(scrape.value("quarry_dependency_up", "check", "database")).isEqualTo(1);
+    assertThat(scrape.value("quarry_dependency_up", "check", "migrations")).isEqualTo(1);
+    assertThat(scrape.value("quarry_dependency_up", "check", "docker")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("reports the missing model endpoint as down without making the gateway unready")
+  void modelNotConfigured() {
+    JsonObject model = readyz.getJsonObject("checks").getJsonObject("model");
+    assertThat(model.getBoolean("ok")).isFalse();
+    assertThat(model.getBoolean("required")).isFalse();
+    assertThat(model.getString("detail")).contains("OPENAI_BASE_URL");
+    assertThat(readyz.getString("status")).isEqualTo("ready");
+    assertThat(scrape.value("quarry_dependency_up", "check", "model")).isZero();
+  }
+
+  @Test
+  @DisplayName("has the database pool's and the JVM's meters")
+  void poolAndJvm() {
+    assertThat(scrape.names()).anyMatch(n -> n.startsWith("vertx_pool_"));
+    assertThat(scrape.value("jvm_memory_used_bytes", "area", "heap")).isPositive();
+    assertThat(scrape.names()).contains("jvm_threads_live_threads", "process_cpu_usage", "jvm_gc_memory_allocated_bytes_total");
+  }
+
+  @Test
+  @DisplayName("shows the analysis, sandbox and model meters at zero before any analysis ran")
+  void idleMeters() {
+    assertThat(scrape.value("quarry_analyses_started_total")).isZero();
+    assertThat(scrape.value("quarry_analyses_running")).isZero();
+    assertThat(scrape.value("quarry_sandbox_start_failures_total", "reason", "launch")).isZero();
+    assertThat(scrape.value("quarry_sandbox_warm_pool_size")).isZero();
+    assertThat(scrape.value("quarry_model_errors_total", "kind", "server_error")).isZero();
+  }
+}
