@@ -8,8 +8,7 @@ import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
 import com.openai.models.chat.completions.ChatCompletionSystemMessageParam;
 import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
-import dev.quarry.proto.sandbox.v1.CallbackKind;
-import dev.quarry.proto.sandbox.v1.OutputChannel;
+import dev.quarry.sandbox.CallbackType;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.CellOutcome;
@@ -379,20 +378,20 @@ final class AnalysisRun implements Runnable {
   private CellListener listener(int step) {
     return new CellListener() {
       @Override
-      public void output(OutputChannel channel, String text) {
+      public void output(CellListener.Stream channel, String text) {
         live.emit(AnalysisEvent.OUTPUT, new JsonObject().put("step", step)
-            .put("channel", channel == OutputChannel.OUTPUT_CHANNEL_STDERR ? "stderr" : "stdout").put("text", text));
+            .put("channel", channel.wireName()).put("text", text));
       }
 
       @Override
-      public void callback(CallbackKind kind, String argumentsJson) {
+      public void callback(CallbackType kind, String argumentsJson) {
         Object arguments;
         try {
           arguments = argumentsJson == null || argumentsJson.isBlank() ? new JsonObject() : new JsonObject(argumentsJson);
         } catch (DecodeException | ClassCastException e) {
           arguments = argumentsJson;
         }
-        live.emit(AnalysisEvent.CALLBACK, new JsonObject().put("step", step).put("kind", kindName(kind))
+        live.emit(AnalysisEvent.CALLBACK, new JsonObject().put("step", step).put("kind", kind.wireName())
             .put("arguments", arguments));
       }
 
@@ -400,15 +399,6 @@ final class AnalysisRun implements Runnable {
       public void fileRead(String path) {
         citations.fileRead(path);
       }
-    };
-  }
-
-  static String kindName(CallbackKind kind) {
-    return switch (kind) {
-      case CALLBACK_KIND_SEARCH -> "search";
-      case CALLBACK_KIND_LIST_DOCUMENTS -> "list_documents";
-      case CALLBACK_KIND_LLM -> "llm";
-      default -> "unknown";
     };
   }
 

@@ -2,8 +2,6 @@ package dev.quarry.api;
 
 import dev.quarry.agent.CallbackBudget;
 import dev.quarry.agent.TenantCallbacks;
-import dev.quarry.proto.sandbox.v1.OutputChannel;
-import dev.quarry.proto.sandbox.v1.CellStatus;
 import dev.quarry.sandbox.CellError;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
@@ -156,10 +154,10 @@ final class Executions {
       EventStream.open(response).writeHead();
       listener = new CellListener() {
         @Override
-        public void output(OutputChannel channel, String text) {
+        public void output(CellListener.Stream channel, String text) {
           if (!response.closed() && !response.ended()) {
             response.write(event("output", new JsonObject()
-                .put("stream", channel == OutputChannel.OUTPUT_CHANNEL_STDERR ? "stderr" : "stdout")
+                .put("stream", channel.wireName())
                 .put("text", text)));
           }
         }
@@ -175,7 +173,7 @@ final class Executions {
           }
           if (ar.failed()) {
             if (request.stream()) {
-              response.end(event("result", new CellOutcome(CellStatus.CELL_STATUS_KILLED, "", "",
+              response.end(event("result", new CellOutcome(CellOutcome.Status.KILLED, "", "",
                   new CellError(CellError.SANDBOX_UNAVAILABLE, "the execution failed in the gateway", ""), false, 0)
                   .toToolResult()));
             } else {

@@ -1,20 +1,23 @@
 package dev.quarry.sandbox;
 
-import dev.quarry.proto.sandbox.v1.CellStatus;
 import io.vertx.core.json.JsonObject;
 
 /**
  * How one cell ended.
  *
+ * @param status     how it ended, in Quarry's words (the protocol's own enum stays in this package)
  * @param stdout     what it printed, with the REPL-style repr of its last expression appended
  * @param error      null when the cell succeeded
  * @param truncated  output was cut at the cell's max output
  */
-public record CellOutcome(CellStatus status, String stdout, String stderr, CellError error,
+public record CellOutcome(Status status, String stdout, String stderr, CellError error,
     boolean truncated, long durationMs) {
 
+  /** How a cell ended: ran to the end, raised, ran out of time, was cancelled, or was killed with its sandbox. */
+  public enum Status { OK, ERROR, TIMEOUT, CANCELLED, KILLED }
+
   public boolean success() {
-    return status == CellStatus.CELL_STATUS_OK && error == null;
+    return status == Status.OK && error == null;
   }
 
   /** The tool result of CONTRACT.md. */

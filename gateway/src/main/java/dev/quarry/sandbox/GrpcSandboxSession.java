@@ -7,7 +7,6 @@ import dev.quarry.proto.sandbox.v1.CallbackRequest;
 import dev.quarry.proto.sandbox.v1.Cancel;
 import dev.quarry.proto.sandbox.v1.CellLimits;
 import dev.quarry.proto.sandbox.v1.CellResult;
-import dev.quarry.proto.sandbox.v1.CellStatus;
 import dev.quarry.proto.sandbox.v1.ExecuteRequest;
 import dev.quarry.proto.sandbox.v1.GatewayMessage;
 import dev.quarry.proto.sandbox.v1.OutputChannel;
@@ -123,13 +122,13 @@ final class GrpcSandboxSession implements SandboxSession {
             "a cell is already running in sandbox session " + id() + "; cells run one at a time"));
       }
       if (deadReason != null) {
-        return Future.succeededFuture(new CellOutcome(CellStatus.CELL_STATUS_KILLED, "", "",
+        return Future.succeededFuture(new CellOutcome(CellOutcome.Status.KILLED, "", "",
             new CellError(CellError.SANDBOX_UNAVAILABLE, "the sandbox cannot run cells any more: " + deadReason, ""),
             false, 0));
       }
       c = new Cell("c" + (++cellCount), options, listener == null ? CellListener.NONE : listener, metrics);
       cell = c;
-      c.timer = vertx.setTimer(options.wallTimeMs() + KILL_GRACE_MS, t -> kill(c, CellStatus.CELL_STATUS_TIMEOUT,
+      c.timer = vertx.setTimer(options.wallTimeMs() + KILL_GRACE_MS, t -> kill(c, CellOutcome.Status.TIMEOUT,
           CellError.TIMEOUT, "the cell exceeded its wall time of " + options.wallTimeMs()
               + " ms and did not stop; its sandbox was killed"));
     }
@@ -152,7 +151,7 @@ final class GrpcSandboxSession implements SandboxSession {
       if (c == null || c.cancelTimer >= 0) {
         return;
       }
-      c.cancelTimer = vertx.setTimer(CANCEL_GRACE_MS, t -> kill(c, CellStatus.CELL_STATUS_CANCELLED,
+      c.cancelTimer = vertx.setTimer(CANCEL_GRACE_MS, t -> kill(c, CellOutcome.Status.CANCELLED,
           CellError.CANCELLED, "the cell did not stop when cancelled; its sandbox was killed"));
     }
     live.endpoint().send(GatewayMessage.newBuilder()
@@ -182,7 +181,7 @@ final class GrpcSandboxSession implements SandboxSession {
       closing = removeSandbox();
     }
     if (c != null) {
-      c.end(new CellOutcome(CellStatus.CELL_STATUS_CANCELLED, c.stdout(), c.stderr(), why,
+      c.end(new CellOutcome(CellOutcome.Status.CANCELLED, c.stdout(), c.stderr(), why,
           c.truncated, c.elapsedMs()));
       vertx.cancelTimer(c.timer);
     }
@@ -196,7 +195,8 @@ final class GrpcSandboxSession implements SandboxSession {
       case OUTPUT -> {
         Cell c = current(message.getOutput().getCellId());
         if (c != null) {
-          c.output(message.getOutput().getChannel(), message.getOutput().getText());
+          c.output(message.getOutput().getChannel() == OutputChannel.OUTPUT_CHANNEL_STDERR
+              ? CellListener.Stream.STDERR : CellListener.Stream.STDOUT, message.getOutput().getText());
         }
       }
       case CALLBACK -> serve(message.getCallback());
@@ -230,8 +230,14 @@ final class GrpcSandboxSession implements SandboxSession {
       String shown = c.stdoutEndsLine() ? r.getValueRepr() : "\n" + r.getValueRepr();
       c.appendUnlimited(shown);
     }
-    CellStatus status = r.getStatus();
-    CellError error = switch (status) {
+    CellOutcome.Status status = switch (r.getStatus()) {
+      case CELL_STATUS_OK -> CellOutcome.Status.OK;
+      case CELL_STATUS_ERROR -> CellOutcome.Status.ERROR;
+      case CELL_STATUS_TIMEOUT -> CellOutcome.Status.TIMEOUT;
+      case CELL_STATUS_CANCELLED -> CellOutcome.Status.CANCELLED;
+      default -> CellOutcome.Status.KILLED;
+    };
+    CellError error = switch (r.getStatus()) {
       case CELL_STATUS_OK -> null;
       case CELL_STATUS_ERROR -> new CellError(nonEmpty(r.getErrorType(), "RuntimeError"), r.getErrorMessage(),
           r.getTraceback());
@@ -241,9 +247,9 @@ final class GrpcSandboxSession implements SandboxSession {
           "the cell was cancelled"), r.getTraceback());
       default -> new CellError(CellError.SANDBOX_CRASHED, "the runner reported an unknown cell status", "");
     };
-    if (error != null && status != CellStatus.CELL_STATUS_ERROR && status != CellStatus.CELL_STATUS_TIMEOUT
-        && status != CellStatus.CELL_STATUS_CANCELLED) {
-      status = CellStatus.CELL_STATUS_KILLED;
+    if (error != null && status != CellOutcome.Status.ERROR && status != CellOutcome.Status.TIMEOUT
+        && status != CellOutcome.Status.CANCELLED) {
+      status = CellOutcome.Status.KILLED;
     }
     c.end(new CellOutcome(status, c.stdout(), c.stderr(), error, r.getTruncated() || c.truncated,
         r.getDurationMs()));
@@ -261,8 +267,9 @@ final class GrpcSandboxSession implements SandboxSession {
    */
   private void serve(CallbackRequest request) {
     Cell c = current(request.getCellId());
-    if (c != null) {
-      c.notify(() -> c.listener.callback(request.getKind(), request.getArgumentsJson()));
+    CallbackType type = CallbackType.of(request.getKind());
+    if (c != null && type != null) { // an unknown kind is refused below, and heard as nothing
+      c.notify(() -> c.listener.callback(type, request.getArgumentsJson()));
     }
     ownCallbacks.enter(() -> tenantCallbacks.enter(() -> {
       if (isClosed()) {
@@ -359,7 +366,7 @@ final class GrpcSandboxSession implements SandboxSession {
     LOG.warn("sandbox {}: {}", id(), message);
     metrics.sandboxKilled("stalled");
     if (c != null) {
-      kill(c, CellStatus.CELL_STATUS_KILLED, CellError.SANDBOX_STALLED, message);
+      kill(c, CellOutcome.Status.KILLED, CellError.SANDBOX_STALLED, message);
     } else {
       markDead(message);
       killContainer();
@@ -394,13 +401,10 @@ final class GrpcSandboxSession implements SandboxSession {
     };
   }
 
+  /** The callback's label in metrics and errors: its contract name, or "callback" for an unknown kind. */
   private static String callbackName(CallbackKind kind) {
-    return switch (kind) {
-      case CALLBACK_KIND_SEARCH -> "search";
-      case CALLBACK_KIND_LIST_DOCUMENTS -> "list_documents";
-      case CALLBACK_KIND_LLM -> "llm";
-      default -> "callback";
-    };
+    CallbackType type = CallbackType.of(kind);
+    return type == null ? "callback" : type.wireName();
   }
 
   // --- how a sandbox ends ---
@@ -412,7 +416,7 @@ final class GrpcSandboxSession implements SandboxSession {
       c = cell;
     }
     if (c != null) {
-      kill(c, CellStatus.CELL_STATUS_KILLED, CellError.SANDBOX_CRASHED, "protocol error: " + detail);
+      kill(c, CellOutcome.Status.KILLED, CellError.SANDBOX_CRASHED, "protocol error: " + detail);
     } else {
       markDead("protocol error: " + detail);
       killContainer();
@@ -420,7 +424,7 @@ final class GrpcSandboxSession implements SandboxSession {
   }
 
   /** Ends the cell with the given outcome at once, then kills the container (the stream end follows). */
-  private void kill(Cell c, CellStatus status, String type, String message) {
+  private void kill(Cell c, CellOutcome.Status status, String type, String message) {
     synchronized (this) {
       if (cell != c) {
         return;
@@ -434,7 +438,7 @@ final class GrpcSandboxSession implements SandboxSession {
     vertx.cancelTimer(c.cancelTimer);
     c.end(new CellOutcome(status, c.stdout(), c.stderr(), new CellError(type, message, ""), c.truncated,
         c.elapsedMs()));
-    if (status == CellStatus.CELL_STATUS_TIMEOUT) {
+    if (status == CellOutcome.Status.TIMEOUT) {
       metrics.sandboxKilled("timeout");
     }
     killContainer();
@@ -474,7 +478,7 @@ final class GrpcSandboxSession implements SandboxSession {
           }
           vertx.cancelTimer(c.timer);
           vertx.cancelTimer(c.cancelTimer);
-          c.end(new CellOutcome(CellStatus.CELL_STATUS_KILLED, c.stdout(), c.stderr(), error, c.truncated,
+          c.end(new CellOutcome(CellOutcome.Status.KILLED, c.stdout(), c.stderr(), error, c.truncated,
               c.elapsedMs()));
         })
         .onComplete(ar -> removeSandbox());
@@ -550,7 +554,7 @@ final class GrpcSandboxSession implements SandboxSession {
       this.listener = listener;
     }
 
-    void output(OutputChannel channel, String text) {
+    void output(CellListener.Stream channel, String text) {
       String kept;
       synchronized (this) {
         long room = Math.max(0, options.maxOutputChars() + MARKER_SLACK - chars);
@@ -559,7 +563,7 @@ final class GrpcSandboxSession implements SandboxSession {
           truncated = true;
         }
         chars += kept.length();
-        (channel == OutputChannel.OUTPUT_CHANNEL_STDERR ? stderr : stdout).append(kept);
+        (channel == CellListener.Stream.STDERR ? stderr : stdout).append(kept);
       }
       if (!kept.isEmpty()) {
         notify(() -> listener.output(channel, kept));
@@ -571,7 +575,7 @@ final class GrpcSandboxSession implements SandboxSession {
       synchronized (this) {
         stdout.append(text);
       }
-      notify(() -> listener.output(OutputChannel.OUTPUT_CHANNEL_STDOUT, text));
+      notify(() -> listener.output(CellListener.Stream.STDOUT, text));
     }
 
     synchronized boolean stdoutEndsLine() {
@@ -607,7 +611,7 @@ final class GrpcSandboxSession implements SandboxSession {
         case CellError.CANCELLED -> "cancelled";
         case CellError.OUT_OF_MEMORY -> "oom";
         case CellError.SANDBOX_CRASHED, CellError.SANDBOX_UNAVAILABLE -> "killed";
-        default -> o.status() == CellStatus.CELL_STATUS_ERROR ? "error" : "killed";
+        default -> o.status() == CellOutcome.Status.ERROR ? "error" : "killed";
       };
     }
 

@@ -7,8 +7,6 @@ import dev.quarry.agent.TenantCallbacks;
 import dev.quarry.agent.Usage;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
-import dev.quarry.proto.sandbox.v1.CallbackKind;
-import dev.quarry.proto.sandbox.v1.OutputChannel;
 import dev.quarry.search.OnnxEmbedder;
 import dev.quarry.search.SearchService;
 import dev.quarry.store.Database;
@@ -307,12 +305,12 @@ class EscapeCorpusTest {
     private final StringBuffer seen = new StringBuffer();
 
     @Override
-    public void output(OutputChannel channel, String text) {
+    public void output(CellListener.Stream channel, String text) {
       seen.append(text);
     }
 
     @Override
-    public void callback(CallbackKind kind, String argumentsJson) {
+    public void callback(CallbackType kind, String argumentsJson) {
       seen.append('\n').append(kind).append(' ').append(argumentsJson).append('\n');
     }
 

@@ -4,8 +4,6 @@ import static dev.quarry.sandbox.SessionFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.quarry.proto.sandbox.v1.CallbackKind;
-import dev.quarry.proto.sandbox.v1.CellStatus;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.nio.file.Path;
@@ -155,7 +153,7 @@ class SandboxCapacityTest {
     try {
       SandboxSession timedOut = open(sf);
       CellOutcome out = await(timedOut.execute(SandboxSessionTest.UNINTERRUPTIBLE, wall(sf, 300), null));
-      assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_TIMEOUT);
+      assertThat(out.status()).isEqualTo(CellOutcome.Status.TIMEOUT);
       await(timedOut.close());
       assertThat(sf.service.capacity().used()).isZero();
 
@@ -181,7 +179,7 @@ class SandboxCapacityTest {
           wall(sf, 60_000), signal(started));
       await(started.future());
       cancelled.cancel();
-      assertThat(await(ignoring).status()).isEqualTo(CellStatus.CELL_STATUS_CANCELLED);
+      assertThat(await(ignoring).status()).isEqualTo(CellOutcome.Status.CANCELLED);
       await(cancelled.close());
       assertThat(sf.service.capacity().used()).isZero();
       assertThat(sf.service.active()).isZero();
@@ -254,7 +252,7 @@ class SandboxCapacityTest {
   private static CellListener signal(Promise<Void> running) {
     return new CellListener() {
       @Override
-      public void callback(CallbackKind kind, String argumentsJson) {
+      public void callback(CallbackType kind, String argumentsJson) {
         running.tryComplete();
       }
     };

@@ -4,7 +4,6 @@ import static dev.quarry.sandbox.SessionFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.quarry.proto.sandbox.v1.CellStatus;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
@@ -143,7 +142,7 @@ class SandboxServiceTest {
       await(restarted.start());
       assertThat(sf.fx.containers()).as("containers after the restart's reap").isEmpty();
       CellOutcome outcome = await(cell);
-      assertThat(outcome.status()).isEqualTo(CellStatus.CELL_STATUS_KILLED);
+      assertThat(outcome.status()).isEqualTo(CellOutcome.Status.KILLED);
       assertThat(outcome.error().type()).isEqualTo(CellError.SANDBOX_CRASHED);
       await(sf.service.close());
       assertThat(sf.fx.runDirs()).as("run directories").isEmpty();

@@ -4,8 +4,6 @@ import static dev.quarry.sandbox.SessionFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.quarry.proto.sandbox.v1.CallbackKind;
-import dev.quarry.proto.sandbox.v1.CellStatus;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.nio.file.Path;
@@ -59,13 +57,13 @@ class SandboxSessionTest {
       StringBuilder streamed = new StringBuilder();
       CellOutcome out = await(s.execute("print('hi')\n6 * 7", sf.options(), new CellListener() {
         @Override
-        public void output(dev.quarry.proto.sandbox.v1.OutputChannel channel, String text) {
+        public void output(CellListener.Stream channel, String text) {
           synchronized (streamed) {
             streamed.append(text);
           }
         }
       }));
-      assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_OK);
+      assertThat(out.status()).isEqualTo(CellOutcome.Status.OK);
       assertThat(out.stdout()).isEqualTo("hi\n42");
       synchronized (streamed) {
         assertThat(streamed.toString()).isEqualTo("hi\n42");
@@ -131,7 +129,7 @@ class SandboxSessionTest {
           print(hits[-1]['query'], hits[-1]['limit'], docs[0]['title'], answer)
           """, sf.options(), new CellListener() {
             @Override
-            public void callback(CallbackKind kind, String argumentsJson) {
+            public void callback(CallbackType kind, String argumentsJson) {
               synchronized (calls) {
                 calls.add(kind.name());
               }
@@ -139,8 +137,8 @@ class SandboxSessionTest {
           }));
       assertThat(out.stdout()).isEqualTo("what 3 T echo: hello\n");
       synchronized (calls) {
-        assertThat(calls).containsExactly("CALLBACK_KIND_SEARCH", "CALLBACK_KIND_LIST_DOCUMENTS",
-            "CALLBACK_KIND_LLM");
+        assertThat(calls).containsExactly("SEARCH", "LIST_DOCUMENTS",
+            "LLM");
       }
       CellOutcome typed = await(s.execute("""
           try:
@@ -165,7 +163,7 @@ class SandboxSessionTest {
     SandboxSession s = open();
     try {
       CellOutcome out = await(s.execute("x = 1\ny = {}\ny['missing']", sf.options(), null));
-      assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_ERROR);
+      assertThat(out.status()).isEqualTo(CellOutcome.Status.ERROR);
       assertThat(out.error().type()).isEqualTo("KeyError");
       assertThat(out.error().message()).contains("missing");
       assertThat(out.error().traceback()).contains("line 3");
@@ -196,7 +194,7 @@ class SandboxSessionTest {
     SandboxSession s = open();
     try {
       CellOutcome out = await(s.execute("while True:\n    pass", wall(500), null));
-      assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_TIMEOUT);
+      assertThat(out.status()).isEqualTo(CellOutcome.Status.TIMEOUT);
       assertThat(out.error().type()).isEqualTo("Timeout");
       assertThat(await(s.execute("1 + 1", sf.options(), null)).stdout()).isEqualTo("2");
     } finally {
@@ -209,7 +207,7 @@ class SandboxSessionTest {
   void hardTimeout() throws Exception {
     SandboxSession s = open();
     CellOutcome out = await(s.execute(UNINTERRUPTIBLE, wall(300), null));
-    assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_TIMEOUT);
+    assertThat(out.status()).isEqualTo(CellOutcome.Status.TIMEOUT);
     assertThat(out.error().type()).isEqualTo("Timeout");
     CellOutcome after = await(s.execute("1", sf.options(), null));
     assertThat(after.error().type()).isEqualTo("SandboxUnavailable");
@@ -239,14 +237,14 @@ class SandboxSessionTest {
       Future<CellOutcome> cell = s.execute("await list_documents()\n" + UNINTERRUPTIBLE, wall(60_000),
           new CellListener() {
             @Override
-            public void callback(CallbackKind kind, String argumentsJson) {
+            public void callback(CallbackType kind, String argumentsJson) {
               running.tryComplete();
             }
           });
       await(running.future());
       sf.fx.docker.killContainerCmd(containerOf(s)).exec();
       CellOutcome out = await(cell);
-      assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_KILLED);
+      assertThat(out.status()).isEqualTo(CellOutcome.Status.KILLED);
       assertThat(out.error().type()).isEqualTo("SandboxCrashed");
       SandboxSession next = open();
       assertThat(await(next.execute("2 + 2", sf.options(), null)).stdout()).isEqualTo("4");
@@ -264,7 +262,7 @@ class SandboxSessionTest {
       Promise<Void> running = Promise.promise();
       CellListener signal = new CellListener() {
         @Override
-        public void callback(CallbackKind kind, String argumentsJson) {
+        public void callback(CallbackType kind, String argumentsJson) {
           running.tryComplete();
         }
       };
@@ -272,7 +270,7 @@ class SandboxSessionTest {
       await(running.future());
       s.cancel();
       CellOutcome out = await(cell);
-      assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_CANCELLED);
+      assertThat(out.status()).isEqualTo(CellOutcome.Status.CANCELLED);
       assertThat(out.error().type()).isEqualTo("Cancelled");
       assertThat(await(s.execute("3", sf.options(), null)).stdout()).isEqualTo("3");
     } finally {
@@ -288,14 +286,14 @@ class SandboxSessionTest {
     Future<CellOutcome> cell = s.execute("await list_documents()\n" + UNINTERRUPTIBLE, wall(60_000),
         new CellListener() {
           @Override
-          public void callback(CallbackKind kind, String argumentsJson) {
+          public void callback(CallbackType kind, String argumentsJson) {
             running.tryComplete();
           }
         });
     await(running.future());
     s.cancel();
     CellOutcome out = await(cell);
-    assertThat(out.status()).isEqualTo(CellStatus.CELL_STATUS_CANCELLED);
+    assertThat(out.status()).isEqualTo(CellOutcome.Status.CANCELLED);
     assertThat(out.error().type()).isEqualTo("Cancelled");
     await(s.close());
   }
