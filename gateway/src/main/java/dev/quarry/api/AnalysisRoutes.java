@@ -33,7 +33,15 @@ final class AnalysisRoutes {
   private final Quotas quotas;
   private final long bodyTimeoutMs;
 
-  AnalysisRoutes(AnalysisService analyses, Quotas quotas, long bodyTimeoutMs) {
+  private final java.time.Duration heartbeat;
+
+  /** The interval of the event streams' heartbeats (QUARRY_SSE_HEARTBEAT_SECONDS). */
+  java.time.Duration heartbeat() {
+    return heartbeat;
+  }
+
+  AnalysisRoutes(AnalysisService analyses, Quotas quotas, long bodyTimeoutMs, java.time.Duration heartbeat) {
+    this.heartbeat = heartbeat;
     this.analyses = analyses;
     this.quotas = quotas;
     this.bodyTimeoutMs = bodyTimeoutMs;
@@ -162,7 +170,7 @@ final class AnalysisRoutes {
    */
   private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner) {
     HttpServerResponse response = ctx.response();
-    EventStream.open(response).putHeader("X-Analysis-Id", live.id().toString());
+    EventStream.open(response, ctx.vertx(), heartbeat).putHeader("X-Analysis-Id", live.id().toString());
     AtomicBoolean ended = new AtomicBoolean();
     Runnable[] stop = new Runnable[1];
     response.closeHandler(v -> {

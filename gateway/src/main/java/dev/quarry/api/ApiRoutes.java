@@ -114,7 +114,8 @@ public final class ApiRoutes {
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
     this.analysisService = service;
-    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas, config.bodyTimeoutMs());
+    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas, config.bodyTimeoutMs(),
+        config.sseHeartbeat());
     return this;
   }
 
@@ -165,7 +166,7 @@ public final class ApiRoutes {
       analyses.mount(router, tenant);
       new OpenAiRoutes(analyses).mount(router, tenant, LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout));
     }
-    McpTransport mcp = new McpTransport(vertx);
+    McpTransport mcp = new McpTransport(vertx, config.sseHeartbeat());
     McpServer.async(mcp)
         .serverInfo("quarry", "0.1.0")
         .instructions("Quarry answers research questions over your documents. Use search and read_document to look"
@@ -204,7 +205,7 @@ public final class ApiRoutes {
 
   private void ingest(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
-    IngestEvents events = wantsStream(ctx) ? new IngestEvents(ctx.response(), vertx.getOrCreateContext()) : null;
+    IngestEvents events = wantsStream(ctx) ? new IngestEvents(ctx.response(), vertx.getOrCreateContext(), config.sseHeartbeat()) : null;
     quotas.limits(tenant)
         .compose(limits -> ingestRequest(ctx).compose(request -> {
           long maxDocument = limits.of(Quota.DOCUMENT_BYTES);
@@ -321,7 +322,7 @@ public final class ApiRoutes {
 
   private void execute(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
-    new Executions(sandboxes, documentStore, scope -> callbacks(tenant, scope)).handle(ctx, tenant);
+    new Executions(sandboxes, documentStore, scope -> callbacks(tenant, scope), config.sseHeartbeat()).handle(ctx, tenant);
   }
 
   /** What a sandbox of this tenant and scope may call back into. */

@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
@@ -46,10 +47,28 @@ final class EventStream {
     return 1;
   }
 
-  /** Makes {@code response} an event stream (status 200, chunked, not cached); nothing is written yet. */
-  static HttpServerResponse open(HttpServerResponse response) {
-    return response.setStatusCode(200).setChunked(true)
+  /** What a stream writes when it has had nothing to say for a heartbeat: an SSE comment, which clients skip. */
+  static final String HEARTBEAT = ": keep-alive\n\n";
+
+  /**
+   * Makes {@code response} an event stream (status 200, chunked, not cached; nothing is written yet)
+   * that writes {@link #HEARTBEAT} every {@code heartbeat} until it ends or its client goes, so that
+   * proxies and load balancers that cut idle connections (often at 60 s) do not cut a stream whose
+   * model call or cell is quiet for minutes. A heartbeat is skipped while the client is not reading
+   * (its write queue is full): it would only add to what is waiting.
+   */
+  static HttpServerResponse open(HttpServerResponse response, Vertx vertx, java.time.Duration heartbeat) {
+    response.setStatusCode(200).setChunked(true)
         .putHeader(HttpHeaders.CONTENT_TYPE, CONTENT_TYPE)
-        .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache")
+        .putHeader("X-Accel-Buffering", "no");
+    vertx.setPeriodic(heartbeat.toMillis(), heartbeat.toMillis(), timer -> {
+      if (response.ended() || response.closed()) {
+        vertx.cancelTimer(timer);
+      } else if (!response.writeQueueFull()) {
+        response.write(HEARTBEAT);
+      }
+    });
+    return response;
   }
 }

@@ -38,7 +38,11 @@ final class Executions {
    * @param sandboxes null when this gateway cannot run sandboxes (every request then gets 503)
    * @param callbacks the tenant's callbacks for a scope
    */
-  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, TenantCallbacks> callbacks) {
+  private final java.time.Duration heartbeat;
+
+  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, TenantCallbacks> callbacks,
+      java.time.Duration heartbeat) {
+    this.heartbeat = heartbeat;
     this.sandboxes = sandboxes;
     this.documents = documents;
     this.callbacks = callbacks;
@@ -151,7 +155,7 @@ final class Executions {
     });
     CellListener listener = CellListener.NONE;
     if (request.stream()) {
-      EventStream.open(response).writeHead();
+      EventStream.open(response, ctx.vertx(), heartbeat).writeHead();
       listener = new CellListener() {
         @Override
         public void output(CellListener.Stream channel, String text) {

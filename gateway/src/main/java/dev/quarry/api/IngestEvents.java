@@ -17,7 +17,10 @@ final class IngestEvents implements IngestProgress {
   private final Context context;
   private long seq;
 
-  IngestEvents(HttpServerResponse response, Context context) {
+  private final java.time.Duration heartbeat;
+
+  IngestEvents(HttpServerResponse response, Context context, java.time.Duration heartbeat) {
+    this.heartbeat = heartbeat;
     this.response = response;
     this.context = context;
   }
@@ -60,7 +63,7 @@ final class IngestEvents implements IngestProgress {
       return; // the client went away: the ingest itself goes on, as a plain upload's would
     }
     if (!response.headWritten()) {
-      EventStream.open(response);
+      EventStream.open(response, context.owner(), heartbeat);
     }
     response.write("id: " + (++seq) + "\nevent: " + type + "\ndata: " + data.encode() + "\n\n");
   }

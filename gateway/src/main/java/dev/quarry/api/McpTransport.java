@@ -60,7 +60,10 @@ final class McpTransport implements McpStreamableServerTransportProvider {
   private volatile McpStreamableServerSession.Factory sessions0;
   private volatile boolean closing;
 
-  McpTransport(Vertx vertx) {
+  private final java.time.Duration heartbeat;
+
+  McpTransport(Vertx vertx, java.time.Duration heartbeat) {
+    this.heartbeat = heartbeat;
     this.vertx = vertx;
     this.sweeper = vertx.setPeriodic(60_000, t -> sweep());
   }
@@ -154,7 +157,7 @@ final class McpTransport implements McpStreamableServerTransportProvider {
           .contextWrite(c -> c.put(McpTransportContext.KEY, context))
           .subscribe(null, e -> failed(ctx, e), () -> accepted(ctx));
       case McpSchema.JSONRPCRequest request -> {
-        HttpServerResponse response = EventStream.open(ctx.response()).putHeader(SESSION_HEADER, held.session().getId());
+        HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.session().getId());
         io.vertx.core.Promise<Void> gone = io.vertx.core.Promise.promise();
         StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), gone::tryComplete);
         McpTransportContext withGone = context(ctx, gone.future());
@@ -226,7 +229,7 @@ final class McpTransport implements McpStreamableServerTransportProvider {
     if (held == null) {
       return;
     }
-    HttpServerResponse response = EventStream.open(ctx.response()).putHeader(SESSION_HEADER, held.session().getId());
+    HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.session().getId());
     StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), () -> {});
     var listening = held.session().listeningStream(stream);
     stream.onClose(listening::close);

@@ -34,8 +34,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class OpenAiRoutes {
   /** The model name of an analysis over the tenant's documents. */
   static final String MODEL = "quarry";
-  /** How often a quiet stream carries a comment line, so that proxies do not take it for dead. */
-  static final long HEARTBEAT_MS = 15_000;
 
   /** Accepted, and without effect on an analysis (its model settings are the gateway's). */
   private static final Set<String> ACCEPTED = Set.of("model", "messages", "stream", "stream_options", "user",
@@ -394,19 +392,13 @@ final class OpenAiRoutes {
    */
   private void stream(RoutingContext ctx, LiveAnalysis live, boolean includeUsage) {
     HttpServerResponse response = ctx.response();
-    EventStream.open(response).putHeader("X-Analysis-Id", live.id().toString());
+    EventStream.open(response, ctx.vertx(), analyses.heartbeat()).putHeader("X-Analysis-Id", live.id().toString());
     String id = completionId(live);
     long createdAt = Instant.now().getEpochSecond();
     Vertx vertx = ctx.vertx();
     AtomicBoolean ended = new AtomicBoolean();
     Runnable[] stop = new Runnable[1];
-    long heartbeat = vertx.setPeriodic(HEARTBEAT_MS, t -> {
-      if (!ended.get()) {
-        response.write(": keep-alive\n\n");
-      }
-    });
     response.closeHandler(v -> {
-      vertx.cancelTimer(heartbeat);
       if (ended.compareAndSet(false, true)) {
         if (stop[0] != null) {
           stop[0].run();
@@ -444,7 +436,6 @@ final class OpenAiRoutes {
       if (!event.terminal()) {
         return;
       }
-      vertx.cancelTimer(heartbeat);
       if (!ended.compareAndSet(false, true)) {
         return;
       }

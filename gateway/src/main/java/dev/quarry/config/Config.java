@@ -30,7 +30,8 @@ public record Config(
     String pgAppUser,
     String pgAppPassword,
     TenancySettings tenancy,
-    long bodyTimeoutMs) {
+    long bodyTimeoutMs,
+    int sseHeartbeatSeconds) {
 
   /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
   public static final String DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5-q";
@@ -75,7 +76,8 @@ public record Config(
         s.string("QUARRY_PG_APP_USER", "quarry_app"),
         s.secret("QUARRY_PG_APP_PASSWORD", "quarry_app"),
         TenancySettings.read(s),
-        s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000));
+        s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000),
+        s.integer("QUARRY_SSE_HEARTBEAT_SECONDS", 15, 1, 300));
   }
 
   /** The same settings with another database name: tests use one database per test class. */
@@ -83,35 +85,35 @@ public record Config(
     return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs);
+        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
   }
 
   public Config withDataDir(Path dir) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs);
+        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
   }
 
   public Config withHttpPort(int port) {
     return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs);
+        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
   }
 
   public Config withMaxUploadBytes(long bytes) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs);
+        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
   }
 
   public Config withTenancy(TenancySettings settings) {
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        settings, bodyTimeoutMs);
+        settings, bodyTimeoutMs, sseHeartbeatSeconds);
   }
 
   /** The same settings with another body timeout (tests of stalled bodies use a short one). */
@@ -119,7 +121,20 @@ public record Config(
     return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
         maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
         embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, ms);
+        tenancy, ms, sseHeartbeatSeconds);
+  }
+
+  /** The same settings with another heartbeat interval of event streams (tests wait for one). */
+  public Config withSseHeartbeatSeconds(int seconds) {
+    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
+        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
+        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
+        tenancy, bodyTimeoutMs, seconds);
+  }
+
+  /** How often a server-sent event stream that has nothing to say writes a comment line. */
+  public java.time.Duration sseHeartbeat() {
+    return java.time.Duration.ofSeconds(sseHeartbeatSeconds);
   }
 
   /** Redacts the password and the API key: a Config may end up in a log line. */
