@@ -49,8 +49,9 @@ public final class Database {
   }
 
   /**
-   * A small pool as the owner role, for schema work at start-up (the vector index). Row-level
-   * security holds the owner too, so it reads no tenant's rows through this either.
+   * A small pool as the owner role, for schema work at start-up (the vector index); close it when
+   * that is done: the gateway holds no owner connection once it serves. Row-level security holds
+   * the owner too, so it reads no tenant's rows through this either.
    */
   public static Pool ownerPool(Vertx vertx, Config config) {
     return pool(vertx, config, config.pgUser(), config.pgPassword(), 1);
