@@ -17,7 +17,7 @@ public record CellOutcome(CellStatus status, String stdout, String stderr, CellE
     return status == CellStatus.CELL_STATUS_OK && error == null;
   }
 
-  /** The tool result of CONTRACT.md. */
+  /** The tool result of docs/CONTRACT.md. */
   public JsonObject toToolResult() {
     return new JsonObject()
         .put("success", success())
