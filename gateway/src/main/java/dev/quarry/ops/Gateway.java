@@ -206,6 +206,7 @@ public final class Gateway extends VerticleBase {
    */
   private Embedder prepare() throws IOException {
     schemaVersion = Database.migrate(config);
+    Database.checkAppRole(config);
     docker = ContainerLauncher.connect(ops.dockerHost());
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
