@@ -1,4 +1,4 @@
-"""The restricted language of CONTRACT.md ("The interpreter"), checked on the AST before anything runs.
+"""The restricted language of docs/CONTRACT.md ("The interpreter"), checked on the AST before anything runs.
 
 It is an allow-list: a node type not named here is refused, so syntax added by a later Python is
 refused until someone decides otherwise. Every refusal names the construct and its line.

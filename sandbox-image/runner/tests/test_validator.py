@@ -1,4 +1,4 @@
-"""Every rule of CONTRACT.md's restricted language, at the validator."""
+"""Every rule of docs/CONTRACT.md's restricted language, at the validator."""
 import unittest
 
 import support  # noqa: F401  (import paths)

@@ -29,7 +29,7 @@ public final class SandboxBench {
   static final int ONE_MB_CHARS = 1_000_000;
   /**
    * Ten small self-contained cells: the naive ways keep no namespace between cells, so no cell may
-   * rely on an earlier one. All ten are within CONTRACT.md's restricted language.
+   * rely on an earlier one. All ten are within docs/CONTRACT.md's restricted language.
    */
   static final List<String> ANALYSIS = List.of(
       "print(sum(i * i for i in range(10000)))",

@@ -18,7 +18,8 @@ import java.util.UUID;
  * until then, and gets the terminal event that its stored stream lacks.
  *
  * <p>Analyses of every tenant are swept, which row-level security allows only the owner role with
- * {@code quarry.all_tenants} set: the sweep runs on the owner's pool.
+ * {@code quarry.all_tenants} set: the sweep is the owner's function {@code end_abandoned_analyses}
+ * (V11), which the gateway's own role may call, so no owner connection is held for it.
  */
 public final class AbandonedAnalyses {
 
@@ -28,44 +29,27 @@ public final class AbandonedAnalyses {
   static final String MESSAGE = "the gateway running this analysis stopped without recording its end"
       + " (killed or lost); the steps and events stored until then are kept";
 
-  // One statement: the analyses are ended and their terminal events written together or not at all.
-  private static final String SWEEP = """
-      WITH lost AS (
-        UPDATE analyses
-           SET status = 'failed', error_type = 'GatewayLost', error_message = $2, finished_at = now()
-         WHERE status = 'running'
-           AND created_at + make_interval(secs => (budgets->>'wall_time_ms')::double precision / 1000 + $1) < now()
-        RETURNING tenant_id, id, usage)
-      INSERT INTO analysis_events (tenant_id, analysis_id, seq, type, body)
-      SELECT l.tenant_id, l.id, n.seq, 'failed',
-             json_build_object('seq', n.seq, 'type', 'failed',
-               'at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-               'status', 'failed', 'error', json_build_object('type', 'GatewayLost', 'message', $2),
-               'usage', l.usage)::text
-        FROM lost l
-        CROSS JOIN LATERAL (SELECT coalesce(max(e.seq), 0) + 1 AS seq FROM analysis_events e
-                             WHERE e.analysis_id = l.id) n
-      RETURNING analysis_id""";
+  // The function ends the analyses and writes their terminal events in one statement: both or neither.
+  private static final String SWEEP = "SELECT id AS analysis_id FROM end_abandoned_analyses($1, $2) AS id";
 
-  private final Pool ownerPool;
+  private final Pool pool;
   private final Duration grace;
 
-  public AbandonedAnalyses(Pool ownerPool, Duration grace) {
-    this.ownerPool = ownerPool;
+  /** @param pool the gateway's pool (the app role may call the sweep's function) */
+  public AbandonedAnalyses(Pool pool, Duration grace) {
+    this.pool = pool;
     this.grace = grace;
   }
 
   /** Ends what is abandoned now; completes with the ids of the analyses it ended. */
   public Future<List<UUID>> sweep() {
-    return ownerPool.withTransaction(conn -> conn
-        .query("SELECT set_config('quarry.all_tenants', 'on', true)").execute()
-        .compose(v -> conn.preparedQuery(SWEEP).execute(Tuple.of((double) grace.toSeconds(), MESSAGE)))
+    return pool.preparedQuery(SWEEP).execute(Tuple.of((double) grace.toSeconds(), MESSAGE))
         .map(rows -> {
           List<UUID> ended = new ArrayList<>();
           for (Row row : rows) {
             ended.add(row.getUUID("analysis_id"));
           }
           return ended;
-        }));
+        });
   }
 }

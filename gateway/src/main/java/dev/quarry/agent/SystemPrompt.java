@@ -5,7 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
-/** The system prompt: CONTRACT.md in Quarry's own words (resource {@code agent/system-prompt.md}). */
+/** The system prompt: docs/CONTRACT.md in Quarry's own words (resource {@code agent/system-prompt.md}). */
 public final class SystemPrompt {
   public static final String TEXT = load();
 

@@ -25,7 +25,7 @@ import java.util.function.Function;
 
 /**
  * POST /v1/executions: a program run as one cell in a fresh sandbox of the caller's tenant,
- * answered with the tool result of CONTRACT.md, or streamed as server-sent events ({@code output}
+ * answered with the tool result of docs/CONTRACT.md, or streamed as server-sent events ({@code output}
  * events as the program prints, then exactly one {@code result}). The sandbox is removed before
  * the answer ends, and at once when the client goes away.
  */

@@ -15,7 +15,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
 
-/** The JSON shapes of the API: snake_case keys, in the order CONTRACT.md lists them. */
+/** The JSON shapes of the API: snake_case keys, in the order docs/CONTRACT.md lists them. */
 final class WireFormat {
   private WireFormat() {}
 

@@ -26,7 +26,7 @@ final class ExecCommand implements Callable<Integer> {
   @Mixin ClientOptions options;
   @Spec CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "FILE.py", description = "The program (the language of CONTRACT.md).")
+  @Parameters(index = "0", paramLabel = "FILE.py", description = "The program (the language of docs/CONTRACT.md).")
   Path file;
 
   @Option(names = "--document", paramLabel = "ID", description = "Let it see only this document (repeatable).")

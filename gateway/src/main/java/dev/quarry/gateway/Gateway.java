@@ -74,7 +74,6 @@ public final class Gateway extends VerticleBase {
   private int schemaVersion;
   private long probeTimer = -1;
   private long sweepTimer = -1;
-  private Pool maintenancePool;
   private Router router;
 
   /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
@@ -84,6 +83,10 @@ public final class Gateway extends VerticleBase {
 
   public Gateway(Config config, SandboxSettings sandboxSettings) {
     this(GatewaySettings.of(config).withSandboxes(sandboxSettings), new QuarryMetrics());
+  }
+
+  public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics) {
+    this(GatewaySettings.of(config).withOps(ops), metrics);
   }
 
   public Gateway(Config config, OpsSettings ops, QuarryMetrics metrics, AgentWiring wiring) {
@@ -166,10 +169,10 @@ public final class Gateway extends VerticleBase {
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start). The
-          // gateway's own role may not create indexes: the owner does, on a pool of its own, which
-          // stays for the sweep of abandoned analyses (it crosses tenants, which only the owner may).
-          maintenancePool = Database.ownerPool(vertx, config);
-          Future<Void> indexed = search.prepare(maintenancePool);
+          // gateway's own role may not create indexes: the owner does, on a pool of its own that is
+          // closed once the index is there, so that after start-up the owner only ever migrated.
+          Pool owner = Database.ownerPool(vertx, config);
+          Future<Void> indexed = search.prepare(owner).eventually(owner::close);
           return Future.join(indexed, reaped)
               .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
               .map(listening -> {
@@ -178,18 +181,13 @@ public final class Gateway extends VerticleBase {
                 return listening;
               });
         })
-        .onFailure(e -> {
-          if (maintenancePool != null) {
-            maintenancePool.close();
-          }
-        })
         .onSuccess(listening -> {
           server = listening;
           // Probed on a timer as well as by /readyz, so that quarry_dependency_up stays current
           // where nothing polls the probe.
           probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
           // Analyses that a killed gateway (this one's earlier life or another replica) left running.
-          AbandonedAnalyses abandoned = new AbandonedAnalyses(maintenancePool, AbandonedAnalyses.DEFAULT_GRACE);
+          AbandonedAnalyses abandoned = new AbandonedAnalyses(pool, AbandonedAnalyses.DEFAULT_GRACE);
           sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> {
             abandoned.sweep()
                 .onSuccess(ended -> {
@@ -212,6 +210,7 @@ public final class Gateway extends VerticleBase {
    */
   private Embedder prepare() throws IOException {
     schemaVersion = Database.migrate(config);
+    Database.checkAppRole(config);
     docker = ContainerLauncher.connect(ops.dockerHost());
     Files.createDirectories(config.dataDir().resolve("documents"));
     Files.createDirectories(ApiRoutes.uploadsDir(config));
@@ -354,8 +353,7 @@ public final class Gateway extends VerticleBase {
       if (model != null) {
         model.close();
       }
-      Future<Void> maintenanceClosed = maintenancePool == null ? Future.succeededFuture() : maintenancePool.close();
-      return Future.join(maintenanceClosed, pool == null ? Future.succeededFuture() : pool.close()).mapEmpty();
+      return pool == null ? Future.succeededFuture() : pool.close();
     });
   }
 

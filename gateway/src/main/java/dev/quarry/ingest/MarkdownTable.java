@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Renders a table grid as a GitHub-style Markdown table, the way CONTRACT.md renders tables: the
+ * Renders a table grid as a GitHub-style Markdown table, the way docs/CONTRACT.md renders tables: the
  * first row is the header, cells are trimmed, pipes are escaped, newlines become spaces, and short
  * rows are padded so every row has the same number of columns.
  */

@@ -430,7 +430,7 @@ public final class PdfConverter implements Converter {
 
     /**
      * Levels by font size when the headers come in two or three clearly distinct sizes (larger is
-     * higher); otherwise every header stays at level 1, as CONTRACT.md allows.
+     * higher); otherwise every header stays at level 1, as docs/CONTRACT.md allows.
      */
     List<DocItem> withHeadingLevels() {
       List<Float> sizes = new ArrayList<>(new java.util.TreeSet<>(headerSizes.values()));

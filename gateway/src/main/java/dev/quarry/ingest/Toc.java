@@ -16,7 +16,7 @@ public record Toc(List<TocNode> tree, int[] sectionStart, int[] sectionEnd, List
     headingPaths = List.copyOf(headingPaths);
   }
 
-  /** toc.json of CONTRACT.md. */
+  /** toc.json of docs/CONTRACT.md. */
   public JsonObject toJson(UUID docId, String title) {
     JsonArray nodes = new JsonArray();
     tree.forEach(n -> nodes.add(n.toJson()));

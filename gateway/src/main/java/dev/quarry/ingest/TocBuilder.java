@@ -8,7 +8,7 @@ import java.util.Deque;
 import java.util.List;
 
 /**
- * Builds the section tree of CONTRACT.md from the items. Rules:
+ * Builds the section tree of docs/CONTRACT.md from the items. Rules:
  * <ul>
  *   <li>every {@code section_header} item starts a node at its heading level (a header without a
  *       known level counts as level 1, so a document without levels gets a flat tree);

@@ -23,7 +23,7 @@ public record TocNode(
     children = List.copyOf(children);
   }
 
-  /** The node exactly as toc.json of CONTRACT.md spells it. */
+  /** The node exactly as toc.json of docs/CONTRACT.md spells it. */
   public JsonObject toJson() {
     JsonArray kids = new JsonArray();
     children.forEach(c -> kids.add(c.toJson()));

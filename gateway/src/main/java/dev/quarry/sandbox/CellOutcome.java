@@ -20,7 +20,7 @@ public record CellOutcome(Status status, String stdout, String stderr, CellError
     return status == Status.OK && error == null;
   }
 
-  /** The tool result of CONTRACT.md. */
+  /** The tool result of docs/CONTRACT.md. */
   public JsonObject toToolResult() {
     return new JsonObject()
         .put("success", success())

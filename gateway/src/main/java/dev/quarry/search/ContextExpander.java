@@ -11,7 +11,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 
 /**
- * Turns ranked chunks into search hits with their surrounding context (CONTRACT.md, search):
+ * Turns ranked chunks into search hits with their surrounding context (docs/CONTRACT.md, search):
  * the whole innermost section when its text fits the budget, otherwise the hit grown outward one
  * neighbouring item at a time, alternating sides, while the text fits. Items are never split, so a
  * table comes whole or not at all; the hit's own items always stay, so a hit is never shortened;

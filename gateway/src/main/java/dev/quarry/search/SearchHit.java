@@ -5,7 +5,7 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.UUID;
 
-/** One search result, with exactly the keys CONTRACT.md promises (snake_case on the wire). */
+/** One search result, with exactly the keys docs/CONTRACT.md promises (snake_case on the wire). */
 public record SearchHit(
     UUID chunkId,
     String content,
@@ -18,7 +18,7 @@ public record SearchHit(
     List<String> docItemRefs,
     List<String> labels) {
 
-  /** The hit as the sandbox's {@code search()} returns it: the CONTRACT.md keys, nothing else. */
+  /** The hit as the sandbox's {@code search()} returns it: the docs/CONTRACT.md keys, nothing else. */
   public JsonObject toJson() {
     return new JsonObject()
         .put("chunk_id", chunkId.toString())

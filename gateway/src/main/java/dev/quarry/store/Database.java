@@ -8,6 +8,11 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlConnection;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
@@ -38,6 +43,31 @@ public final class Database {
     return current == null ? 0 : Integer.parseInt(current.getVersion().getVersion());
   }
 
+  /**
+   * Refuses to go on with an app role that row-level security would not hold: a superuser, a role
+   * with BYPASSRLS, or one that owns tables (the owner may opt out of the fence). Also the first
+   * login as that role, so a wrong password fails start-up, not the first request. Blocking (JDBC).
+   */
+  public static void checkAppRole(Config config) {
+    try (Connection c = DriverManager.getConnection(config.jdbcUrl(), config.pgAppUser(), config.pgAppPassword());
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT r.rolsuper, r.rolbypassrls,"
+            + " (SELECT count(*) FROM pg_tables t WHERE t.tableowner = current_user) AS owned"
+            + " FROM pg_roles r WHERE r.rolname = current_user")) {
+      rs.next();
+      String why = rs.getBoolean(1) ? "is a superuser" : rs.getBoolean(2) ? "has BYPASSRLS"
+          : rs.getLong(3) > 0 ? "owns " + rs.getLong(3) + " tables" : null;
+      if (why != null) {
+        throw new IllegalStateException("QUARRY_PG_APP_USER " + config.pgAppUser() + " " + why
+            + ", so row-level security would not hold it to one tenant; the gateway works only as a role that"
+            + " owns nothing and cannot bypass it (README, Tenants, keys and quotas)");
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot log in to " + config.jdbcUrl() + " as QUARRY_PG_APP_USER "
+          + config.pgAppUser() + ": " + e.getMessage(), e);
+    }
+  }
+
   /** The gateway's pool: the app role, which sees no tenant's rows until one is set. */
   public static Pool pool(Vertx vertx, Config config) {
     return pool(vertx, config, config.pgPoolSize());
@@ -49,8 +79,9 @@ public final class Database {
   }
 
   /**
-   * A small pool as the owner role, for schema work at start-up (the vector index). Row-level
-   * security holds the owner too, so it reads no tenant's rows through this either.
+   * A small pool as the owner role, for schema work at start-up (the vector index); close it when
+   * that is done: the gateway holds no owner connection once it serves. Row-level security holds
+   * the owner too, so it reads no tenant's rows through this either.
    */
   public static Pool ownerPool(Vertx vertx, Config config) {
     return pool(vertx, config, config.pgUser(), config.pgPassword(), 1);

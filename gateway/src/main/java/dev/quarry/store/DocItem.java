@@ -5,7 +5,7 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 
 /**
- * One document item, exactly as a line of {@code items.jsonl} in CONTRACT.md.
+ * One document item, exactly as a line of {@code items.jsonl} in docs/CONTRACT.md.
  *
  * @param position 0, 1, 2, … in reading order
  * @param selfRef the DoclingDocument reference: {@code #/texts/N}, {@code #/tables/N},
@@ -30,7 +30,7 @@ public record DocItem(
     pageNumbers = List.copyOf(pageNumbers);
   }
 
-  /** The item as a line of items.jsonl: exactly CONTRACT.md's fields, snake_case. */
+  /** The item as a line of items.jsonl: exactly docs/CONTRACT.md's fields, snake_case. */
   public JsonObject toJson() {
     return new JsonObject()
         .put("position", position)

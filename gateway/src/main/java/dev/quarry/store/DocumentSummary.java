@@ -17,7 +17,7 @@ public record DocumentSummary(
     int version,
     OffsetDateTime createdAt,
     OffsetDateTime updatedAt) {
-  /** The keys of metadata.json and of list_documents() (CONTRACT.md), created_at as a UTC instant. */
+  /** The keys of metadata.json and of list_documents() (docs/CONTRACT.md), created_at as a UTC instant. */
   public JsonObject metadataJson() {
     return new JsonObject()
         .put("id", id.toString())

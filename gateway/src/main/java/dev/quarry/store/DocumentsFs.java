@@ -30,7 +30,7 @@ import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
- * The {@code /documents} filesystem of CONTRACT.md, per tenant, materialised from PostgreSQL under
+ * The {@code /documents} filesystem of docs/CONTRACT.md, per tenant, materialised from PostgreSQL under
  * {@code root/{tenant_id}/}. A cache: safe to delete, rebuilt from the database at any time.
  *
  * <p>Readers (sandboxes) never see a half-written document: a document's files are written into a
@@ -291,7 +291,7 @@ public final class DocumentsFs {
         .encode();
   }
 
-  /** items.jsonl of CONTRACT.md, one line per item; the API serves exactly these bytes. */
+  /** items.jsonl of docs/CONTRACT.md, one line per item; the API serves exactly these bytes. */
   public static String itemsJsonl(List<DocItem> items) {
     StringBuilder sb = new StringBuilder();
     for (DocItem it : items) {

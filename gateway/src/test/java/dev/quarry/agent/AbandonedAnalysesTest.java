@@ -23,7 +23,6 @@ class AbandonedAnalysesTest {
   private static TestDatabase db;
   private static Vertx vertx;
   private static Pool pool;
-  private static Pool ownerPool;
   private static AnalysisStore store;
 
   @BeforeAll
@@ -31,14 +30,12 @@ class AbandonedAnalysesTest {
     db = TestDatabase.create();
     vertx = Vertx.vertx();
     pool = Database.pool(vertx, db.config());
-    ownerPool = Database.ownerPool(vertx, db.config());
     store = new AnalysisStore(pool);
   }
 
   @AfterAll
   static void stop() {
     pool.close().await();
-    ownerPool.close().await();
     vertx.close().await();
     db.close();
   }
@@ -83,7 +80,7 @@ class AbandonedAnalysesTest {
     store.finish(tenant, finished, new AnalysisStore.Outcome("succeeded", null, null, "a", "p",
         new io.vertx.core.json.JsonArray(), new JsonObject())).await();
 
-    List<UUID> ended = new AbandonedAnalyses(ownerPool, grace).sweep().await();
+    List<UUID> ended = new AbandonedAnalyses(pool, grace).sweep().await();
 
     assertThat(ended).contains(abandoned, abandonedNoEvents).doesNotContain(young, finished);
     JsonObject record = store.get(tenant, abandoned).await().orElseThrow();
@@ -108,15 +105,38 @@ class AbandonedAnalysesTest {
     assertThat(store.get(tenant, finished).await().orElseThrow().getString("status")).isEqualTo("succeeded");
     assertThat(store.events(tenant, young, 0).await()).hasSize(2);
 
-    assertThat(new AbandonedAnalyses(ownerPool, grace).sweep().await()).as("a second sweep finds nothing").isEmpty();
+    assertThat(new AbandonedAnalyses(pool, grace).sweep().await()).as("a second sweep finds nothing").isEmpty();
   }
 
   @Test
-  @DisplayName("the gateway's own role cannot sweep: it sees no tenant's rows without one set")
-  void appRoleSeesNothing() throws Exception {
+  @DisplayName("the sweep runs as the gateway's own role, which still reads no tenant's rows by itself; no other role may call it")
+  void sweepIsTheAppRolesOnlyWayAcross() throws Exception {
     UUID tenant = newTenant(db);
     UUID abandoned = running(tenant, budget().plusHours(2), 1);
-    assertThat(new AbandonedAnalyses(pool, Duration.ofMinutes(10)).sweep().await()).isEmpty();
-    assertThat(store.get(tenant, abandoned).await().orElseThrow().getString("status")).isEqualTo("running");
+    try (Connection app = db.appJdbc(); java.sql.Statement s = app.createStatement()) {
+      try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM analyses")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("analyses the app role reads without a tenant set").isZero();
+      }
+      try (java.sql.ResultSet rs = s.executeQuery("SELECT current_user, (SELECT rolsuper OR rolbypassrls FROM pg_roles"
+          + " WHERE rolname = current_user)")) {
+        rs.next();
+        assertThat(rs.getString(1)).isEqualTo(db.config().pgAppUser());
+        assertThat(rs.getBoolean(2)).as("the app role is a superuser or bypasses row-level security").isFalse();
+      }
+    }
+    assertThat(new AbandonedAnalyses(pool, Duration.ofMinutes(10)).sweep().await()).contains(abandoned);
+    assertThat(store.get(tenant, abandoned).await().orElseThrow().getString("status")).isEqualTo("failed");
+    try (Connection owner = db.jdbc(); java.sql.Statement s = owner.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("""
+            SELECT coalesce(array_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END
+                                      ORDER BY a.grantee), '{}')::text
+              FROM pg_proc p CROSS JOIN LATERAL aclexplode(p.proacl) a
+             WHERE p.proname = 'end_abandoned_analyses' AND a.privilege_type = 'EXECUTE'
+               AND a.grantee <> p.proowner""")) {
+      rs.next();
+      assertThat(rs.getString(1)).as("who besides its owner may run the sweep")
+          .isEqualTo("{" + db.config().pgAppUser() + "}");
+    }
   }
 }

@@ -233,7 +233,7 @@ class ApiRoutesTest {
   }
 
   @Test
-  @DisplayName("POST /v1/search answers hits with exactly the keys of CONTRACT.md, best first")
+  @DisplayName("POST /v1/search answers hits with exactly the keys of docs/CONTRACT.md, best first")
   void search() {
     String id = ingestMarkdown("Lighthouse Point").getString("id");
     JsonObject request = new JsonObject().put("query", "Lighthouse Point timetable departures").put("limit", 3)

@@ -231,6 +231,31 @@ class K8sManifestsTest {
     if (postgres != null && !pgHost.equals("quarry-postgres")) {
       problems.add("with in-cluster PostgreSQL the gateway still points at " + pgHost);
     }
+    // Every workload's ConfigMaps exist; in-cluster PostgreSQL admits the gateway and the roles Job.
+    for (ObjectNode o : objects) {
+      JsonNode spec = o.path("spec").path("template").path("spec");
+      spec.path("volumes").forEach(v -> {
+        if (v.has("configMap") && find(objects, "ConfigMap/" + v.path("configMap").path("name").asText()) == null) {
+          problems.add(Kustomize.id(o) + " mounts a missing ConfigMap " + v.path("configMap").path("name").asText());
+        }
+      });
+      spec.path("containers").forEach(c -> Manifests.environment(objects, c));
+    }
+    ObjectNode pgPolicy = find(objects, "NetworkPolicy/quarry-postgres");
+    if (pgPolicy != null) {
+      for (String client : List.of("Deployment/quarry-gateway", "Job/quarry-db-roles")) {
+        JsonNode labels = get(objects, client).path("spec").path("template").path("metadata").path("labels");
+        boolean admitted = false;
+        for (JsonNode rule : pgPolicy.path("spec").path("ingress")) {
+          for (JsonNode from : rule.path("from")) {
+            admitted |= matches(from.path("podSelector").path("matchLabels"), labels);
+          }
+        }
+        if (!admitted) {
+          problems.add("the in-cluster PostgreSQL's NetworkPolicy shuts out " + client);
+        }
+      }
+    }
     return problems;
   }
 

@@ -81,7 +81,7 @@ class SearchServiceTest {
   }
 
   @Test
-  @DisplayName("every hit carries exactly the CONTRACT.md keys, with their types")
+  @DisplayName("every hit carries exactly the docs/CONTRACT.md keys, with their types")
   void contractKeys() {
     List<SearchHit> hits = run("oil filter", 3);
     assertThat(hits).isNotEmpty();

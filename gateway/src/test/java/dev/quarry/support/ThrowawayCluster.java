@@ -30,14 +30,8 @@ public final class ThrowawayCluster implements AutoCloseable {
 
   /** Creates, starts and migrates a new cluster on a free port. */
   public static ThrowawayCluster create() throws IOException, InterruptedException {
-    int port;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = s.getLocalPort();
-    }
-    ThrowawayCluster cluster = new ThrowawayCluster(port);
+    ThrowawayCluster cluster = bare();
     try {
-      run("pg_createcluster", "-p", Integer.toString(port), VERSION, cluster.name);
-      cluster.start();
       cluster.psql("postgres", "CREATE ROLE quarry WITH LOGIN CREATEDB PASSWORD 'quarry'; CREATE ROLE quarry_app WITH"
           + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD 'quarry_app';");
       cluster.psql("postgres", "CREATE DATABASE quarry OWNER quarry");
@@ -48,6 +42,32 @@ public final class ThrowawayCluster implements AutoCloseable {
       cluster.close();
       throw e;
     }
+  }
+
+  /** A new cluster on a free port, started, with nothing of Quarry's in it: only its superuser, postgres. */
+  public static ThrowawayCluster bare() throws IOException, InterruptedException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    ThrowawayCluster cluster = new ThrowawayCluster(port);
+    try {
+      run("pg_createcluster", "-p", Integer.toString(port), VERSION, cluster.name);
+      cluster.start();
+      return cluster;
+    } catch (IOException | RuntimeException e) {
+      cluster.close();
+      throw e;
+    }
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** Lets the superuser, postgres, log in over TCP with this password (as an administrator would). */
+  public void superuserPassword(String password) throws IOException, InterruptedException {
+    psql("postgres", "ALTER ROLE postgres PASSWORD '" + password.replace("'", "''") + "'");
   }
 
   /** Settings of a gateway working on this cluster's database. */
