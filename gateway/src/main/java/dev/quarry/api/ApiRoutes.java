@@ -174,6 +174,7 @@ public final class ApiRoutes {
         .tools(new McpTools(vertx, analyses, () -> port).specifications())
         .build();
     mcp.mount(router, tenant, LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout));
+    new ConsoleRoutes().mount(router); // public: static files only, no secret; see ConsoleRoutes
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
