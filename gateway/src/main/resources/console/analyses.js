@@ -35,7 +35,7 @@ export class AnalysisView {
           this.tokens.completion += e.usage.completion_tokens || 0;
           this.showTokens();
         }
-        if (e.content) {
+        if (e.content && !finalMessage(e)) {
           this.log.append(el('li', {class: 'model-note'}, el('span', {class: 'who'}, `model, turn ${e.turn}: `),
             e.content));
         }
@@ -176,6 +176,19 @@ export class AnalysisView {
     } finally {
       button.disabled = false;
     }
+  }
+}
+
+/** A turn that only carries the final {answer, program}: the answer section shows it. */
+function finalMessage(turn) {
+  if ((turn.tool_calls || []).length > 0) {
+    return false;
+  }
+  try {
+    const parsed = JSON.parse(turn.content);
+    return parsed !== null && typeof parsed === 'object' && 'answer' in parsed && 'program' in parsed;
+  } catch (e) {
+    return false;
   }
 }
 
