@@ -124,6 +124,9 @@ export class AnalysisView {
   answer(e) {
     const citations = (e.citations || []).map(c => el('li', {},
       el('a', {href: documentHref(c.document_id), class: 'citation'}, c.title || c.uri || c.document_id),
+      (c.chunk_ids || []).length ? ' · ' : null,
+      (c.chunk_ids || []).map((chunk, i) => [i > 0 ? ', ' : null,
+        el('a', {href: documentHref(c.document_id, {chunk}), class: 'citation-passage'}, `passage ${i + 1}`)]),
       (c.pages || []).length ? ' · ' : null,
       (c.pages || []).map((p, i) => [i > 0 ? ', ' : null,
         el('a', {href: documentHref(c.document_id, {page: p}), class: 'citation-page'}, pagesText([p]))]),

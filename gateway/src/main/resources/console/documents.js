@@ -172,7 +172,11 @@ function documentRow(d, refresh, signal) {
     el('td', {class: 'num'}, formatBytes(d.byte_size)), el('td', {}, formatTime(d.updated_at)), actions);
 }
 
-/** One document: its section tree beside its items; ?ref= or ?page= picks the item to show. */
+/**
+ * One document: its section tree beside its items. ?ref= picks an item, ?chunk= the items a chunk
+ * came from (a citation's), ?page= the first item on a page; they are marked and the first one
+ * takes the focus.
+ */
 export async function documentView(main, id, query, signal) {
   main.append(heading('Document'));
   const body = el('div', {class: 'document'});
@@ -200,21 +204,40 @@ export async function documentView(main, id, query, signal) {
       el('nav', {class: 'toc', 'aria-label': 'Sections'}, el('h2', {}, 'Sections'),
         toc.tree.length === 0 ? el('p', {class: 'empty'}, 'No sections.') : tree(id, toc.tree)),
       el('section', {class: 'items', 'aria-label': 'Items'}, parsed.map(item))));
-  const ref = query.get('ref');
-  const page = query.get('page');
-  let target = null;
-  if (ref) {
-    target = parsed.find(i => i.self_ref === ref);
-  } else if (page) {
-    target = parsed.find(i => (i.page_numbers || []).includes(Number(page)));
+  let targets = [];
+  try {
+    targets = await chosen(id, parsed, query, signal);
+  } catch (e) {
+    if (e.name !== 'AbortError') {
+      body.prepend(errorBox(e));
+    }
   }
-  if (target) {
-    const node = body.querySelector(`[data-position="${target.position}"]`);
+  const nodes = targets.map(t => body.querySelector(`[data-position="${Number(t.position)}"]`)).filter(n => n);
+  nodes.forEach(node => {
     node.classList.add('target');
     node.setAttribute('aria-current', 'true');
-    node.scrollIntoView({block: 'center'});
-    node.focus({preventScroll: true});
+  });
+  if (nodes.length > 0) {
+    nodes[0].scrollIntoView({block: 'center'});
+    nodes[0].focus({preventScroll: true});
   }
+}
+
+async function chosen(id, items, query, signal) {
+  const ref = query.get('ref');
+  const chunk = query.get('chunk');
+  const page = query.get('page');
+  if (ref) {
+    return items.filter(i => i.self_ref === ref);
+  } else if (chunk) {
+    const c = await getJson(`/v1/documents/${encodeURIComponent(id)}/chunks/${encodeURIComponent(chunk)}`, {signal});
+    const [start, end] = c.item_range;
+    return items.filter(i => i.position >= start && i.position < end);
+  } else if (page) {
+    const first = items.find(i => (i.page_numbers || []).includes(Number(page)));
+    return first ? [first] : [];
+  }
+  return [];
 }
 
 function tree(id, nodes) {

@@ -105,11 +105,14 @@ export function pagesText(pages) {
   return (pages.length === 1 ? 'p. ' : 'pp. ') + pages.join(', ');
 }
 
-/** A link into the document view: at an item (its self_ref), at a page, or at the top. */
-export function documentHref(documentId, {ref, page} = {}) {
+/** A link into the document view: at an item (its self_ref), a chunk's items, a page, or the top. */
+export function documentHref(documentId, {ref, chunk, page} = {}) {
   const query = new URLSearchParams();
   if (ref) {
     query.set('ref', ref);
+  }
+  if (chunk) {
+    query.set('chunk', chunk);
   }
   if (page !== undefined && page !== null) {
     query.set('page', String(page));

@@ -145,7 +145,21 @@ class ConsoleBrowserTest {
     assertThat(upload.findElement(By.tagName("progress")).getDomAttribute("value")).isEqualTo("100");
     WebElement link = wait.until(ExpectedConditions.visibilityOfElementLocated(
         By.xpath("//table[contains(@class,'documents')]//a[. = 'Ferry notes']")));
+    // Dropped files (a drop as the page gets it from the system: a DataTransfer holding files).
+    js("""
+        const transfer = new DataTransfer();
+        transfer.items.add(new File(['# Lighthouse log\\n\\nThe keeper lit the lamp at dusk.\\n'], 'lighthouse.md'));
+        transfer.items.add(new File(['Buoy B7 was repainted in March.\\n'], 'buoys.txt', {type: 'text/plain'}));
+        document.querySelector('.drop-zone').dispatchEvent(
+            new DragEvent('drop', {dataTransfer: transfer, bubbles: true, cancelable: true}));
+        """);
+    wait.until(ExpectedConditions.numberOfElementsToBe(By.cssSelector(".upload.done"), 3));
+    assertThat(browser.findElements(By.cssSelector(".upload-name")).stream().map(WebElement::getText))
+        .containsExactly("ferry-notes.md", "lighthouse.md", "buoys.txt");
+    wait.until(ExpectedConditions.visibilityOfElementLocated(
+        By.xpath("//table[contains(@class,'documents')]//a[. = 'Lighthouse log']")));
     screenshot("documents");
+    link = browser.findElement(By.xpath("//table[contains(@class,'documents')]//a[. = 'Ferry notes']"));
     link.click();
     WebElement table = wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(".items table")));
     assertThat(table.findElements(By.cssSelector("thead th")).stream().map(WebElement::getText))
@@ -218,8 +232,17 @@ class ConsoleBrowserTest {
     wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(".verdict.match")));
     assertThat(browser.findElement(By.cssSelector(".replay .output")).getText()).isEqualTo("Ferry notes");
     screenshot("replay");
-    citation.click();
+    // A cited passage opens the document with the items its chunk came from marked.
+    WebElement passage = browser.findElement(By.cssSelector("a.citation-passage"));
+    String chunk = passage.getDomAttribute("href").replaceAll(".*[?&]chunk=([0-9a-f-]+).*", "$1");
+    String documentId = passage.getDomAttribute("href").replaceAll("^#/documents/([0-9a-f-]+).*", "$1");
+    JsonArray refs = h.gateway.client().get("/v1/documents/" + documentId + "/chunks/" + chunk).send().await()
+        .bodyAsJsonObject().getJsonArray("doc_item_refs");
+    passage.click();
     wait.until(ExpectedConditions.textToBePresentInElementLocated(By.tagName("h1"), "Ferry notes"));
+    wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(".item.target")));
+    assertThat(browser.findElements(By.cssSelector(".item.target")).stream().map(e -> e.getDomAttribute("data-ref")))
+        .isEqualTo(refs.getList());
   }
 
   @Test
