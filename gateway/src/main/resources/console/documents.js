@@ -5,12 +5,15 @@ import {announce, clear, documentHref, el, errorBox, formatBytes, formatTime, he
   from './dom.js';
 
 const PAGE = 20;
+const PAGE_MAX = 1000;
 
+/** The documents, a page at a time: PAGE, or #/documents?limit=N (1 to 1000, as the API takes). */
 export function documentsView(main, params, signal) {
   const list = el('div', {class: 'documents-list'});
   const uploads = el('ul', {class: 'uploads', 'aria-label': 'Uploads'});
   const cursors = [null];
-  const state = {page: 0};
+  const asked = Number.parseInt(params.get('limit'), 10);
+  const state = {page: 0, size: asked >= 1 && asked <= PAGE_MAX ? asked : PAGE};
 
   const refresh = () => loadPage(list, cursors, state, refresh, signal);
   main.append(heading('Documents'), dropZone(uploads, refresh, signal), uploads, list);
@@ -120,7 +123,7 @@ async function loadPage(list, cursors, state, refresh, signal) {
   const cursor = cursors[state.page];
   let page;
   try {
-    page = await getJson(`/v1/documents?limit=${PAGE}${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`,
+    page = await getJson(`/v1/documents?limit=${state.size}${cursor ? '&cursor=' + encodeURIComponent(cursor) : ''}`,
       {signal});
   } catch (e) {
     if (e.name !== 'AbortError') {

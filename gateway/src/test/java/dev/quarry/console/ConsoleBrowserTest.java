@@ -26,6 +26,7 @@ import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -76,6 +77,7 @@ class ConsoleBrowserTest {
         .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
     browser = new ChromeDriver(service, options);
     wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class); // a view re-rendered between a look and a read
     notes = Files.createTempDirectory("console-test").resolve("ferry-notes.md");
     Files.writeString(notes, """
         # Ferry notes
@@ -159,6 +161,23 @@ class ConsoleBrowserTest {
     wait.until(ExpectedConditions.visibilityOfElementLocated(
         By.xpath("//table[contains(@class,'documents')]//a[. = 'Lighthouse log']")));
     screenshot("documents");
+    // A page at a time (two documents a page here): the third is on the next page, and back.
+    go("#/documents?limit=2");
+    wait.until(d -> titles().equals(List.of("Ferry notes", "Lighthouse log")));
+    browser.findElement(By.xpath("//button[. = 'Next page']")).click();
+    wait.until(d -> titles().equals(List.of("Buoy B7 was repainted in March.")));
+    assertThat(browser.findElement(By.cssSelector(".documents caption")).getText()).endsWith("page 2");
+    assertThat(browser.findElement(By.xpath("//button[. = 'Next page']")).isEnabled()).isFalse();
+    browser.findElement(By.xpath("//button[. = 'Previous page']")).click();
+    wait.until(d -> titles().equals(List.of("Ferry notes", "Lighthouse log")));
+    // Delete asks once more, then the document is gone from the gateway and the list.
+    go("#/documents");
+    wait.until(d -> titles().size() == 3);
+    wait.until(ExpectedConditions.elementToBeClickable(By.cssSelector("button[aria-label='Delete Buoy B7 was repainted in March.']")))
+        .click();
+    wait.until(ExpectedConditions.elementToBeClickable(By.cssSelector("button.confirm-delete"))).click();
+    wait.until(d -> !titles().contains("Buoy B7 was repainted in March.") && titles().contains("Ferry notes"));
+    assertThat(h.gateway.client().get("/v1/documents").send().await().bodyAsString()).doesNotContain("buoys.txt");
     link = browser.findElement(By.xpath("//table[contains(@class,'documents')]//a[. = 'Ferry notes']"));
     link.click();
     WebElement table = wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(".items table")));
@@ -339,6 +358,11 @@ class ConsoleBrowserTest {
     goSignedOut("#/search");
     wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("api-key")));
     assertThat(browser.findElements(By.id("search-query"))).isEmpty();
+  }
+
+  private static List<String> titles() {
+    return browser.findElements(By.cssSelector("table.documents tbody td:first-child a")).stream()
+        .map(WebElement::getText).toList();
   }
 
   private static void signInAs(String key) {
