@@ -47,7 +47,10 @@ final class ConsoleRoutes {
   }
 
   void mount(Router router) {
-    assets.keySet().forEach(path -> router.get(path).handler(this::serve));
+    assets.keySet().forEach(path -> {
+      router.get(path).handler(this::serve);
+      router.head(path).handler(this::serve); // the server sends the head only
+    });
   }
 
   private void serve(RoutingContext ctx) {
@@ -66,7 +69,9 @@ final class ConsoleRoutes {
       response.setStatusCode(304).end();
       return;
     }
+    // Set here, not left to end(): a HEAD's answer has no body and must still say how long it would be.
     response.putHeader(HttpHeaders.CONTENT_TYPE, asset.contentType())
+        .putHeader(HttpHeaders.CONTENT_LENGTH, String.valueOf(asset.bytes().length))
         .end(io.vertx.core.buffer.Buffer.buffer(asset.bytes()));
   }
 

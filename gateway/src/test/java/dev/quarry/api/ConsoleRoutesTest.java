@@ -69,6 +69,11 @@ class ConsoleRoutesTest {
       assertThat(again.body()).as(where).isNull();
       assertThat(again.getHeader("Content-Security-Policy")).isEqualTo(csp);
       assertThat(get(file.getKey(), "\"other\"").statusCode()).isEqualTo(200);
+      HttpResponse<Buffer> head = gateway.bareClient().head(file.getKey()).send().await();
+      assertThat(head.statusCode()).as(where).isEqualTo(200);
+      assertThat(head.getHeader("Content-Length")).isEqualTo(String.valueOf(r.body().length()));
+      assertThat(head.getHeader("Content-Security-Policy")).isEqualTo(csp);
+      assertThat(head.body()).isNull();
     }
   }
 
