@@ -24,6 +24,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.Keys;
 import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.StaleElementReferenceException;
@@ -128,7 +129,16 @@ class ConsoleBrowserTest {
     WebElement problem = wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(".sign-in [role=alert]")));
     assertThat(problem.getText()).contains("unauthorized").contains("not valid");
     screenshot("sign-in");
-    signInAs(h.gateway.apiKey());
+    // By keyboard alone: the key field has the focus, Tab reaches the button, Enter signs in.
+    assertThat(browser.switchTo().activeElement().getDomAttribute("id")).isEqualTo("api-key");
+    key.clear();
+    key.sendKeys(h.gateway.apiKey());
+    key.sendKeys(Keys.TAB);
+    assertThat(browser.switchTo().activeElement().getDomAttribute("id")).isEqualTo("sign-in");
+    browser.switchTo().activeElement().sendKeys(Keys.ENTER);
+    wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("nav")));
+    // A view's title takes the focus, so a screen reader starts there.
+    wait.until(d -> "H1".equals(d.switchTo().activeElement().getTagName().toUpperCase()));
     assertThat(js("return sessionStorage.getItem('quarry.apiKey')")).isEqualTo(h.gateway.apiKey());
     assertThat(js("return localStorage.length")).isEqualTo(0L);
     assertThat(js("return document.cookie")).isEqualTo("");
