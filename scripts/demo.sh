@@ -2,7 +2,9 @@
 # The Quarry demo: start a gateway, ingest the example corpus (a fictional ferry operator's
 # documents in five formats) and show what search returns: a table, a whole section, a paraphrase,
 # a document's section tree and items, and a program run in a sandbox over the same documents
-# (quarry exec). The gateway is stopped on every exit path.
+# (quarry exec). It ends with the web console's address and a key to sign in with; on a terminal
+# the gateway then stays up until Ctrl-C, otherwise it stops at once. The gateway is stopped on
+# every exit path.
 #
 # Assumes setup and build were done (PostgreSQL running, gateway/target/*.jar built).
 # Environment: JAVA_HOME (optional); QUARRY_DEMO_PORT to pin the port (default: any free port);
@@ -45,8 +47,10 @@ stop_gateway() {
   rm -rf "$work"
   exit $status
 }
+serving=0
 trap stop_gateway EXIT
-trap 'exit 130' INT
+# Ctrl-C while the console is being served is how the demo is meant to end: a clean exit.
+trap 'if [[ $serving == 1 ]]; then exit 0; else exit 130; fi' INT
 trap 'exit 143' TERM
 
 quarry() {
@@ -135,5 +139,20 @@ items = [json.loads(line) for line in Path("/documents/" + first + "/items.jsonl
 {"items": len(items), "labels": sorted(set(i["label"] for i in items))}
 PY
 quarry exec "$work/program.py"
+
+step "The web console"
+echo "open      $url/"
+echo "sign in   $QUARRY_API_KEY"
+echo "(the key of the default tenant, made for this demo; the console keeps it in the tab's session only)"
+if [[ -t 1 ]]; then
+  echo
+  echo "The gateway stays up for the console; press Ctrl-C to stop it."
+  serving=1
+  # Background jobs of a script ignore SIGINT, so Ctrl-C reaches this shell's trap, which stops the gateway.
+  wait "$gateway_pid" || true
+  serving=0
+  echo "demo: the gateway exited" >&2
+  exit 1
+fi
 
 step "Done: stopping the gateway"

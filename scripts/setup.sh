@@ -491,6 +491,16 @@ step_promtool() {
     say "promtool installed"
 }
 
+# ---------------------------------------------------------------- 8. a browser for the console's test
+
+# ConsoleBrowserTest drives the web console in Debian's headless chromium through its chromedriver
+# (Selenium is told both paths, so it never looks for or downloads a browser of its own), with a
+# font for its text: recommends are not installed here, and the screenshots need glyphs.
+step_browser() {
+    apt_ensure chromium chromium-driver fonts-dejavu-core
+    say "chromium and chromedriver ok"
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -517,6 +527,7 @@ main() {
     step_docker
     step_sandbox_image
     step_promtool
+    step_browser
 }
 
 main "$@"

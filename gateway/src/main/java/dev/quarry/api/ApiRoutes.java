@@ -159,6 +159,7 @@ public final class ApiRoutes {
     router.get("/v1/documents/:id/items").handler(tenant).handler(this::items);
     router.get("/v1/documents/:id/toc").handler(tenant).handler(this::toc);
     router.get("/v1/documents/:id/content").handler(tenant).handler(this::content);
+    router.get("/v1/documents/:id/chunks/:chunk").handler(tenant).handler(this::chunk);
     router.post("/v1/search").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout)).handler(this::search);
     router.post("/v1/executions").handler(tenant).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout)).handler(this::execute);
     admin.mount(router, auth.admin(), LimitedBody.json(ADMIN_BODY_LIMIT, bodyTimeout));
@@ -175,6 +176,7 @@ public final class ApiRoutes {
         .tools(new McpTools(vertx, analyses, () -> port).specifications())
         .build();
     mcp.mount(router, tenant, LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout));
+    new ConsoleRoutes().mount(router); // public: static files only, no secret; see ConsoleRoutes
     router.route().failureHandler(this::renderError);
     router.errorHandler(404, this::renderError);
     router.errorHandler(405, this::renderError);
@@ -310,6 +312,16 @@ public final class ApiRoutes {
     documentStore.content(tenant(ctx), id)
         .map(found -> found.orElseThrow(() -> missing(id)))
         .onSuccess(text -> ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "text/plain; charset=utf-8").end(text))
+        .onFailure(ctx::fail);
+  }
+
+  /** A chunk a citation or a hit names, with the range of items it came from. */
+  private void chunk(RoutingContext ctx) {
+    UUID id = Requests.documentId(ctx.pathParam("id"));
+    UUID chunk = Requests.uuid("chunk id", ctx.pathParam("chunk"));
+    documentStore.chunk(tenant(ctx), id, chunk)
+        .map(found -> found.orElseThrow(() -> ApiError.notFound("no chunk with id " + chunk + " in document " + id)))
+        .onSuccess(body -> replyJson(ctx, 200, body))
         .onFailure(ctx::fail);
   }
 

@@ -2,6 +2,7 @@ package dev.quarry.store;
 
 import dev.quarry.store.DocItem;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -121,6 +122,31 @@ public final class DocumentStore {
 
   public Future<Optional<String>> content(UUID tenantId, UUID documentId) {
     return one(Sql.GET_CONTENT, tenantId, documentId, r -> r.getString("content"));
+  }
+
+  /**
+   * One chunk of a document, as a citation names it: {@code {chunk_id, document_id, item_range:
+   * [start, end_exclusive], headings, page_numbers, doc_item_refs, labels, content}}. Empty when the
+   * tenant has no such chunk in that document.
+   */
+  public Future<Optional<JsonObject>> chunk(UUID tenantId, UUID documentId, UUID chunkId) {
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(Sql.GET_CHUNK)
+            .execute(Tuple.of(tenantId, documentId, chunkId)))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            return Optional.<JsonObject>empty();
+          }
+          Row r = rows.iterator().next();
+          return Optional.of(new JsonObject()
+              .put("chunk_id", r.getUUID("id").toString())
+              .put("document_id", documentId.toString())
+              .put("item_range", new JsonArray().add(r.getInteger("item_start")).add(r.getInteger("item_end")))
+              .put("headings", new JsonArray(Arrays.asList(r.getArrayOfStrings("headings"))))
+              .put("page_numbers", new JsonArray(Arrays.asList(r.getArrayOfIntegers("page_numbers"))))
+              .put("doc_item_refs", new JsonArray(Arrays.asList(r.getArrayOfStrings("doc_item_refs"))))
+              .put("labels", new JsonArray(Arrays.asList(r.getArrayOfStrings("labels"))))
+              .put("content", r.getString("content")));
+        });
   }
 
   /** Which of these ids are documents of the tenant (another tenant's are not, as missing ones). */

@@ -34,6 +34,10 @@ public final class Sql {
 
   public static final String GET_TOC = "SELECT toc FROM documents WHERE tenant_id = $1 AND id = $2";
 
+  /** One chunk of one document: the items it came from ({@code item_start} to {@code item_end}, exclusive). */
+  public static final String GET_CHUNK = "SELECT id, item_start, item_end, headings, page_numbers, doc_item_refs,"
+      + " labels, content FROM chunks WHERE tenant_id = $1 AND document_id = $2 AND id = $3";
+
   public static final String GET_CONTENT =
       "SELECT content FROM documents WHERE tenant_id = $1 AND id = $2";
 

@@ -28,7 +28,14 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("Authentication is decided by the route matched, for every spelling of every route")
 class AuthenticationBoundaryTest {
-  private static final Set<String> OPEN = Set.of("/healthz", "/readyz", "/metrics");
+  /** The probes, and the web console's static files (which hold no secret: see consoleIsTheSameForAnyone). */
+  private static final Set<String> OPEN = open();
+
+  private static Set<String> open() {
+    Set<String> open = new TreeSet<>(Set.of("/healthz", "/readyz", "/metrics"));
+    open.addAll(ConsoleRoutes.FILES.keySet());
+    return open;
+  }
   private static final int RANDOM_MIXES = 12;
 
   @AutoClose
@@ -147,8 +154,28 @@ class AuthenticationBoundaryTest {
       wrong.add(where + " (admin data to " + who + ")");
     }
     if (who == Who.NOBODY && a.status() >= 200 && a.status() < 300 && !a.body().contains("\"status\"")
-        && !a.head().contains("text/plain; version=0.0.4")) {
+        && !a.head().contains("text/plain; version=0.0.4") && !ConsoleRoutes.FILES.containsKey(pathOf(where))) {
       wrong.add(where + " (2xx without a key)");
+    }
+  }
+
+  private static String pathOf(String where) {
+    return where.split(" ")[2];
+  }
+
+  @Test
+  @DisplayName("the console's files are public and the same bytes for anyone: a key, none, the admin token")
+  void consoleIsTheSameForAnyone() {
+    assertThat(ConsoleRoutes.FILES).containsKey("/");
+    for (String path : ConsoleRoutes.FILES.keySet()) {
+      RawHttp.Answer nobody = RawHttp.send(gateway.port(), "GET", path, null, null);
+      assertThat(nobody.status()).as(path).isEqualTo(200);
+      for (Who who : List.of(Who.TENANT, Who.ADMIN)) {
+        RawHttp.Answer a = RawHttp.send(gateway.port(), "GET", path, credential(who), null);
+        assertThat(a.status()).as(who + " " + path).isEqualTo(200);
+        assertThat(a.body()).as(who + " " + path).isEqualTo(nobody.body());
+      }
+      assertThat(nobody.body()).doesNotContain(gateway.apiKey()).doesNotContain(TestGateway.ADMIN_TOKEN);
     }
   }
 

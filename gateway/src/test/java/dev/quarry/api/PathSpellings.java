@@ -24,6 +24,9 @@ final class PathSpellings {
   static List<Spelling> of(String path, Random random, int randomMixes) {
     List<Spelling> out = new ArrayList<>();
     Set<String> seen = new LinkedHashSet<>(List.of(path));
+    if (path.equals("/")) {
+      return root(out, seen);
+    }
     String[] segments = path.substring(1).split("/");
     add(out, seen, Kind.NON_CANONICAL, path + "/", "trailing slash");
     add(out, seen, Kind.NON_CANONICAL, "/" + path, "leading double slash");
@@ -73,6 +76,15 @@ final class PathSpellings {
       if (!mixed.equals(path) && Authentication.whyNotCanonical(mixed) != null) {
         add(out, seen, Kind.NON_CANONICAL, mixed, how.toString());
       }
+    }
+    return out;
+  }
+
+  /** The root (the console's page) has no segment to escape or capitalise: its other spellings. */
+  private static List<Spelling> root(List<Spelling> out, Set<String> seen) {
+    for (String other : List.of("//", "/.", "/..", "/%2e", "/%2e%2e", "/%2f", "/%5c", "/\\", "/%00", "/%20",
+        "/;x", "/%3f", "/documents/..", "/admin/%2e%2e", "/./", "///")) {
+      add(out, seen, Kind.NON_CANONICAL, other, "the root as '" + other + "'");
     }
     return out;
   }
