@@ -28,6 +28,8 @@ import java.util.UUID;
  *                        ({@link SandboxCapacity})
  * @param maxWait         how long a request waits for a free slot before it is refused
  * @param fairness        what one tenant may take of this gateway's sandboxes and callbacks
+ * @param mountPolicy     whether the gateway refuses to start when a sandbox's mountinfo would show host
+ *                        paths of its directories ({@link MountPrivacy}), {@code QUARRY_SANDBOX_MOUNT_PRIVACY}
  */
 public record SandboxSettings(
     String dockerHost,
@@ -43,7 +45,8 @@ public record SandboxSettings(
     boolean reapAllOnStart,
     int maxActive,
     Duration maxWait,
-    Fairness fairness) {
+    Fairness fairness,
+    MountPrivacy.Policy mountPolicy) {
 
   public static final String NOBODY = "65534:65534";
   public static final String DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock";
@@ -117,9 +120,18 @@ public record SandboxSettings(
         reapAllOnStart, maxActive, maxWait, Fairness.DEFAULTS);
   }
 
+  /** With the default mount policy ({@link MountPrivacy.Policy#WARN}, as the environment's). */
+  public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
+      Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
+      boolean reapAllOnStart, int maxActive, Duration maxWait, Fairness fairness) {
+    this(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits, poolPerTenant, reapInterval,
+        reapAllOnStart, maxActive, maxWait, fairness, MountPrivacy.Policy.WARN);
+  }
+
   public SandboxSettings {
     command = List.copyOf(command);
     java.util.Objects.requireNonNull(fairness, "fairness");
+    java.util.Objects.requireNonNull(mountPolicy, "mountPolicy");
     if (!gatewayId.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}")) {
       throw new IllegalArgumentException("gateway id '" + gatewayId
           + "' must be 1-63 characters of letters, digits, '_', '.', '-' (it names containers)");
@@ -172,24 +184,37 @@ public record SandboxSettings(
         integer(env, "QUARRY_SANDBOX_MAX_ACTIVE", DEFAULT_MAX_ACTIVE, 1, MAX_ACTIVE_BOUND),
         Duration.ofMillis(integer(env, "QUARRY_SANDBOX_WAIT_MS", (int) DEFAULT_MAX_WAIT.toMillis(), 0,
             (int) MAX_WAIT_BOUND.toMillis())),
-        fairness);
+        fairness,
+        MountPrivacy.Policy.fromEnv(env.get("QUARRY_SANDBOX_MOUNT_PRIVACY")));
   }
 
   public SandboxSettings withPoolPerTenant(int size) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        size, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+        size, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
   }
 
   /** The same settings with another sandbox limit and wait for a slot. */
   public SandboxSettings withCapacity(int maxActive, Duration maxWait) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
   }
 
   /** The same settings with other fairness limits. */
   public SandboxSettings withFairness(Fairness fairness) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+  }
+
+  /** The same settings with another run directory. */
+  public SandboxSettings withRunRoot(Path runRoot) {
+    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+  }
+
+  /** The same settings with another mount policy. */
+  public SandboxSettings withMountPolicy(MountPrivacy.Policy mountPolicy) {
+    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
   }
 
   private static String nonBlank(String v, String dflt) {
