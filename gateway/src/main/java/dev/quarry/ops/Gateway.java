@@ -139,6 +139,8 @@ public final class Gateway extends VerticleBase {
               tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
           addReadinessChecks();
           Future<Void> mounts = addMountCheck(sandboxed);
+          // A tenant deleted through another replica loses its sandboxes here too.
+          sandboxes.watchTenants(new TenantStore(pool)::existing, SandboxService.TENANT_CHECK);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
