@@ -427,6 +427,11 @@ public final class ApiRoutes {
 
   private static ApiError fromStatus(RoutingContext ctx, int status, String payload) {
     String where = ctx.request().method() + " " + ctx.request().path();
+    // The router refuses a path that does not start with '/' (404) before the canonical check runs.
+    String notCanonical = status == 404 || status == 405 ? Authentication.whyNotCanonical(ctx.request().path()) : null;
+    if (notCanonical != null) {
+      return Authentication.nonCanonical(notCanonical);
+    }
     return switch (status) {
       case 404 -> ApiError.notFound("no such route: " + where);
       case 405 -> new ApiError(405, "method_not_allowed", "method not allowed: " + where);
