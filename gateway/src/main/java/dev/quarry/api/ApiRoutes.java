@@ -399,6 +399,10 @@ public final class ApiRoutes {
       case Throwable e when DatabaseUnavailable.matches(e) -> new ApiError(503, "database_unavailable",
           "the database is unreachable for the moment (restarting or failing over); retry shortly");
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
+      // A write for a tenant deleted while the request ran (its key checked out before the deletion).
+      case io.vertx.pgclient.PgException e when "23503".equals(e.getSqlState()) && e.getMessage() != null
+          && e.getMessage().contains("_tenant_id_fkey") -> new ApiError(401, "unauthorized",
+          "the tenant of this API key was deleted while the request ran; nothing of it was stored");
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);
       case Exception e when e.getClass().getName().startsWith(FORM_DECODER_PACKAGE) ->

@@ -91,7 +91,7 @@ class TenantDeletionReplicasTest {
   }
 
   @Test
-  @DisplayName("DELETE on A: B's warm sandbox and the one running B's execution go, the execution ends TenantDeleted")
+  @DisplayName("DELETE on A: B's warm sandbox and the one running B's execution go, the execution ends TenantDeleted, a late write is 401")
   void deletionReachesTheOtherReplica() throws Exception {
     TestGateway.NewTenant doomed = a.createTenant("doomed-elsewhere");
     TestGateway.NewTenant bystander = a.createTenant("bystander-elsewhere");
@@ -109,6 +109,12 @@ class TenantDeletionReplicasTest {
 
     HttpResponse<Buffer> deleted = a.admin().delete("/v1/admin/tenants/" + doomed.id()).send().await();
     assertThat(deleted.statusCode()).as(deleted.bodyAsString()).isEqualTo(204);
+    // B still has the key in its cache (10 s): a write it lets through meets the deleted tenant in the
+    // database, and is refused as the key would be, not a 500 (found attacking a running gateway).
+    HttpResponse<Buffer> late = clientB.post("/v1/documents").putHeader("Authorization", "Bearer " + doomed.apiKey())
+        .sendJsonObject(new JsonObject().put("title", "late").put("uri", "notes://late")
+            .put("content", "# Late\n\nA write after the deletion.\n").put("content_type", "text/markdown")).await();
+    assertThat(late.statusCode()).as(late.bodyAsString()).isEqualTo(401);
 
     Await.until(() -> onB(doomed.id()).isEmpty(), SandboxService.TENANT_CHECK.multipliedBy(4),
         "the deleted tenant's containers on replica B to go");
