@@ -44,6 +44,7 @@ stop_gateway() {
     echo "--- last lines of the gateway log ($log) ---" >&2
     tail -n 20 "$log" >&2
   fi
+  umount -l "$work/data" "$work/run" 2>/dev/null || true
   rm -rf "$work"
   exit $status
 }
@@ -52,6 +53,14 @@ trap stop_gateway EXIT
 # Ctrl-C while the console is being served is how the demo is meant to end: a clean exit.
 trap 'if [[ $serving == 1 ]]; then exit 0; else exit 130; fi' INT
 trap 'exit 143' TERM
+
+# The data and run directories each a filesystem of their own, so that a sandbox's mountinfo shows
+# nothing of the host (README, Security); the gateway refuses to start otherwise.
+mkdir -p "$work/data" "$work/run"
+for dir in "$work/data" "$work/run"; do
+  mount -t tmpfs -o size=1g,mode=0755 tmpfs "$dir" \
+    || { echo "demo: cannot mount a tmpfs on $dir (the demo runs as root)" >&2; exit 1; }
+done
 
 quarry() {
   "$java" -jar "$jar" "$@" --url "$url"
@@ -63,7 +72,8 @@ step() {
 
 step "Starting the gateway"
 export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-demo-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
-QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-$work/data}" \
+QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-$work/data}" QUARRY_SANDBOX_RUN_DIR="${QUARRY_SANDBOX_RUN_DIR:-$work/run}" \
+  QUARRY_SANDBOX_MOUNT_PRIVACY="${QUARRY_SANDBOX_MOUNT_PRIVACY:-require}" \
   "$java" -jar "$jar" serve --port "${QUARRY_DEMO_PORT:-0}" >"$log" 2>&1 &
 gateway_pid=$!
 

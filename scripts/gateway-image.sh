@@ -95,7 +95,10 @@ cleanup() {
   docker rm -f "$name" >/dev/null 2>&1 || true
   docker ps -aq --filter "label=quarry.gateway=$gateway_id" | xargs -r docker rm -f >/dev/null 2>&1 || true
   "${psql[@]}" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-  [[ -z "$work" ]] || rm -rf "$work"
+  if [[ -n "$work" ]]; then
+    umount -l "$work/data" "$work/run" 2>/dev/null || true
+    rm -rf "$work"
+  fi
   exit $status
 }
 
@@ -109,9 +112,12 @@ check() {
   local java
   java="$("$root/scripts/setup.sh" --print-java-home)/bin/java"
   "${psql[@]}" -c "CREATE DATABASE $db"
-  # The pod's emptyDirs: owned by the gateway's user, at the same path for the gateway and the engine.
+  # The pod's emptyDirs: owned by the gateway's user, at the same path for the gateway and the engine,
+  # each a filesystem of its own (medium: Memory), so that sandboxes' mountinfo shows no host path
+  # and the gateway, held to that (require), starts.
   mkdir -p "$work/data" "$work/run"
-  chown 10002:10002 "$work/data" "$work/run"
+  mount -t tmpfs -o size=512m,mode=0755,uid=10002,gid=10002 tmpfs "$work/data"
+  mount -t tmpfs -o size=16m,mode=0755,uid=10002,gid=10002 tmpfs "$work/run"
   chmod 0755 "$work"
 
   docker run -d --name "$name" --network host \
@@ -121,7 +127,7 @@ check() {
     -v /var/run/docker.sock:/var/run/docker.sock \
     -v "$work/data:$work/data" -v "$work/run:$work/run" \
     -e QUARRY_HTTP_PORT="$port" -e QUARRY_PG_DATABASE="$db" \
-    -e QUARRY_DATA_DIR="$work/data" -e QUARRY_SANDBOX_RUN_DIR="$work/run" \
+    -e QUARRY_DATA_DIR="$work/data" -e QUARRY_SANDBOX_RUN_DIR="$work/run" -e QUARRY_SANDBOX_MOUNT_PRIVACY=require \
     -e QUARRY_GATEWAY_ID="$gateway_id" -e QUARRY_ADMIN_TOKEN="$token" \
     -e QUARRY_SANDBOX_POOL_PER_TENANT=0 -e QUARRY_DRAIN_GRACE_SECONDS=10 \
     "$image" serve >/dev/null

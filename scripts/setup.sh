@@ -501,6 +501,32 @@ step_browser() {
     say "chromium and chromedriver ok"
 }
 
+# ---------------------------------------------------------------- 9. the gateway's own filesystems
+
+# A sandbox's /proc/self/mountinfo shows a bind mount's source from the root of the filesystem it
+# lives on, so the documents and run directories must each be the root of a filesystem of their own
+# for it to show nothing of the host (README, Security). These are the defaults `./quarry serve`
+# uses from the checkout (QUARRY_DATA_DIR=var/data, QUARRY_SANDBOX_RUN_DIR=var/run/sandboxes); a
+# tmpfs each (the documents tree is a cache the gateway rebuilds from PostgreSQL, the run directory
+# holds sockets). QUARRY_SETUP_DATA_SIZE sizes the first (default 2g: memory only as it is used);
+# for a large corpus, mount a disk's filesystem (or a loop-mounted image) there instead: setup
+# leaves any existing mount alone.
+step_data_mounts() {
+    local repo dir size
+    repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    for dir in "$repo/var/data" "$repo/var/run/sandboxes"; do
+        mkdir -p "$dir"
+        if mountpoint -q "$dir"; then
+            say "$dir is a filesystem of its own: ok"
+            continue
+        fi
+        size=64m
+        [[ $dir == */var/data ]] && size="${QUARRY_SETUP_DATA_SIZE:-2g}"
+        mount -t tmpfs -o "size=$size,mode=0755" tmpfs "$dir" || die "cannot mount a tmpfs on $dir"
+        say "$dir: a tmpfs of its own ($size)"
+    done
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -528,6 +554,7 @@ main() {
     step_sandbox_image
     step_promtool
     step_browser
+    step_data_mounts
 }
 
 main "$@"

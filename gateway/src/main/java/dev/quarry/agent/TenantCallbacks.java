@@ -59,6 +59,9 @@ public final class TenantCallbacks implements Callbacks {
     if (query == null || query.isBlank()) {
       return Future.failedFuture(CallbackFailure.valueError("search() needs a non-empty query"));
     }
+    if (query.indexOf('\0') >= 0) {
+      return Future.failedFuture(CallbackFailure.valueError("search() query contains a NUL character (\\x00)"));
+    }
     if (query.length() > maxQueryChars) {
       return Future.failedFuture(CallbackFailure.valueError("search() query has " + query.length()
           + " characters; the limit is " + maxQueryChars));

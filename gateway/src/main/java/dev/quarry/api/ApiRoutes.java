@@ -412,6 +412,10 @@ public final class ApiRoutes {
       case Throwable e when DatabaseUnavailable.matches(e) -> new ApiError(503, "database_unavailable",
           "the database is unreachable for the moment (restarting or failing over); retry shortly");
       case IllegalArgumentException e -> ApiError.badRequest("invalid_request", e.getMessage());
+      // A write for a tenant deleted while the request ran (its key checked out before the deletion).
+      case io.vertx.pgclient.PgException e when "23503".equals(e.getSqlState()) && e.getMessage() != null
+          && e.getMessage().contains("_tenant_id_fkey") -> new ApiError(401, "unauthorized",
+          "the tenant of this API key was deleted while the request ran; nothing of it was stored");
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
       case null -> fromStatus(ctx, status, null);
       case Exception e when e.getClass().getName().startsWith(FORM_DECODER_PACKAGE) ->
@@ -440,6 +444,11 @@ public final class ApiRoutes {
 
   private static ApiError fromStatus(RoutingContext ctx, int status, String payload) {
     String where = ctx.request().method() + " " + ctx.request().path();
+    // The router refuses a path that does not start with '/' (404) before the canonical check runs.
+    String notCanonical = status == 404 || status == 405 ? Authentication.whyNotCanonical(ctx.request().path()) : null;
+    if (notCanonical != null) {
+      return Authentication.nonCanonical(notCanonical);
+    }
     return switch (status) {
       case 404 -> ApiError.notFound("no such route: " + where);
       case 405 -> new ApiError(405, "method_not_allowed", "method not allowed: " + where);

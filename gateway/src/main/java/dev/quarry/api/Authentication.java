@@ -53,11 +53,16 @@ final class Authentication {
       problem = "it is not in normal form"; // never expected after the checks above; a belt
     }
     if (problem != null) {
-      ctx.fail(ApiError.badRequest("non_canonical_path", "the request path is refused: " + problem
-          + "; send the path as documented, e.g. /v1/documents/{id}"));
+      ctx.fail(nonCanonical(problem));
       return;
     }
     ctx.next();
+  }
+
+  /** The refusal of a path not in canonical form, saying why. */
+  static ApiError nonCanonical(String problem) {
+    return ApiError.badRequest("non_canonical_path", "the request path is refused: " + problem
+        + "; send the path as documented, e.g. /v1/documents/{id}");
   }
 
   /** Why {@code path} is not canonical, or null when it is. */

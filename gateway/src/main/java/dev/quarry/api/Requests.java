@@ -82,7 +82,39 @@ final class Requests {
     if (!(value instanceof JsonObject object)) {
       throw ApiError.badRequest("malformed_json", "the request body must be a JSON object");
     }
+    String withNul = nulAt(object, "");
+    if (withNul != null) {
+      throw ApiError.badRequest("nul_character", "field '" + withNul + "' contains a NUL character (\\u0000),"
+          + " which no text field can hold");
+    }
     return object;
+  }
+
+  /**
+   * The first field (a dotted path) whose name or string value holds U+0000, or null. PostgreSQL's
+   * text and jsonb cannot store it, so it would fail deep inside (a 500) wherever it went.
+   */
+  private static String nulAt(Object value, String path) {
+    if (value instanceof String s) {
+      return s.indexOf('\0') >= 0 ? path : null;
+    }
+    if (value instanceof JsonObject o) {
+      for (var e : o) {
+        String field = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
+        String found = e.getKey().indexOf('\0') >= 0 ? field.replace("\0", "\\u0000") : nulAt(e.getValue(), field);
+        if (found != null) {
+          return found;
+        }
+      }
+    } else if (value instanceof io.vertx.core.json.JsonArray a) {
+      for (int i = 0; i < a.size(); i++) {
+        String found = nulAt(a.getValue(i), path + "[" + i + "]");
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    return null;
   }
 
   static SearchRequest search(JsonObject body, Config config) {

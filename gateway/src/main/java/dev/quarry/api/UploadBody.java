@@ -282,6 +282,16 @@ final class UploadBody implements Handler<RoutingContext> {
               + " of an upload (file, uri, title)"));
           return;
         }
+        if (request.formAttributes().getAll(field).stream().anyMatch(v -> v.indexOf('\0') >= 0)) {
+          refuse(ApiError.badRequest("nul_character", "multipart field '" + field + "' contains a NUL character,"
+              + " which no text field can hold"));
+          return;
+        }
+      }
+      if (part != null && part.filename() != null && part.filename().indexOf('\0') >= 0) {
+        refuse(ApiError.badRequest("nul_character", "the file name contains a NUL character, which no text"
+            + " field can hold"));
+        return;
       }
       if (part == null) {
         refuse(ApiError.badRequest("missing_file",

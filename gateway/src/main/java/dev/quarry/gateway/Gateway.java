@@ -141,7 +141,9 @@ public final class Gateway extends VerticleBase {
           sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics,
               tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
           addReadinessChecks();
-          addMountCheck(sandboxed);
+          Future<Void> mounts = addMountCheck(sandboxed);
+          // A tenant deleted through another replica loses its sandboxes here too.
+          sandboxes.watchTenants(new TenantStore(pool)::existing, SandboxService.TENANT_CHECK);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
@@ -173,7 +175,7 @@ public final class Gateway extends VerticleBase {
           // closed once the index is there, so that after start-up the owner only ever migrated.
           Pool owner = Database.ownerPool(vertx, config);
           Future<Void> indexed = search.prepare(owner).eventually(owner::close);
-          return Future.join(indexed, reaped)
+          return Future.join(indexed, reaped, mounts)
               .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
               .map(listening -> {
                 routes.listeningOn(listening.actualPort());
@@ -242,36 +244,37 @@ public final class Gateway extends VerticleBase {
   }
 
   /**
-   * Reported, never required: whether a sandbox's /proc/self/mountinfo shows host paths of the
-   * documents or run directories (they are not on filesystems of their own). The paths go to the
-   * log once, never to /readyz, which anyone may read.
+   * Whether a sandbox's /proc/self/mountinfo shows host paths of the documents or run directories
+   * (they are not on filesystems of their own; see MountPrivacy). Under
+   * {@code QUARRY_SANDBOX_MOUNT_PRIVACY=require} the start fails, naming them; otherwise a warning
+   * with the paths goes to the log once, and /readyz (which anyone may read) reports
+   * {@code sandbox_mounts} without them, never required.
    */
-  private void addMountCheck(SandboxSettings sandboxed) {
-    java.nio.file.Path documentsRoot = config.dataDir().resolve("documents");
-    java.util.function.Supplier<String> shown = () -> {
-      try {
-        Files.createDirectories(sandboxed.runRoot());
-      } catch (IOException e) {
-        return "the run directory cannot be created: " + e.getMessage();
-      }
-      String docs = dev.quarry.sandbox.MountPrivacy.hostPathShown(documentsRoot, config.dataDir());
-      String run = dev.quarry.sandbox.MountPrivacy.hostPathShown(sandboxed.runRoot(), sandboxed.runRoot());
-      return docs == null && run == null ? null
-          : (docs == null ? "" : "QUARRY_DATA_DIR shows as " + docs + " ") + (run == null ? "" : "QUARRY_SANDBOX_RUN_DIR shows as " + run);
+  private Future<Void> addMountCheck(SandboxSettings sandboxed) {
+    java.util.concurrent.Callable<String> shown = () -> {
+      Files.createDirectories(sandboxed.runRoot());
+      return dev.quarry.sandbox.MountPrivacy.problem(config.dataDir(), sandboxed.runRoot());
     };
-    vertx.executeBlocking(shown::get, false).onSuccess(problem -> {
-      if (problem != null) {
-        log.warn("sandboxes' /proc/self/mountinfo will show host paths ({}); put QUARRY_DATA_DIR and"
-            + " QUARRY_SANDBOX_RUN_DIR on filesystems of their own (README, Security)", problem.strip());
-      }
-    });
     readiness.advise("sandbox_mounts", () -> vertx.executeBlocking(() -> {
-      if (shown.get() != null) {
+      if (shown.call() != null) {
         throw new IllegalStateException("sandboxes' mountinfo shows host paths of QUARRY_DATA_DIR or"
             + " QUARRY_SANDBOX_RUN_DIR (not on filesystems of their own; the log names them)");
       }
       return "documents and run directories show no host path";
     }, false));
+    return vertx.executeBlocking(shown, false).compose(problem -> {
+      if (problem == null) {
+        return Future.succeededFuture();
+      }
+      if (sandboxed.mountPolicy() == dev.quarry.sandbox.MountPrivacy.Policy.REQUIRE) {
+        return Future.failedFuture(new IllegalStateException("QUARRY_SANDBOX_MOUNT_PRIVACY=require: sandboxes'"
+            + " /proc/self/mountinfo would show host paths (" + problem + "); put QUARRY_DATA_DIR and"
+            + " QUARRY_SANDBOX_RUN_DIR on filesystems of their own (README, Security)"));
+      }
+      log.warn("sandboxes' /proc/self/mountinfo will show host paths ({}); put QUARRY_DATA_DIR and"
+          + " QUARRY_SANDBOX_RUN_DIR on filesystems of their own (README, Security)", problem);
+      return Future.succeededFuture();
+    });
   }
 
   /**

@@ -58,6 +58,13 @@ public final class SandboxService {
   /** Callbacks each tenant has in flight across its sandboxes. */
   private final Map<UUID, InFlightLimit> tenantCallbacks = new ConcurrentHashMap<>();
   private volatile boolean closed;
+  /** The timer of {@link #watchTenants}, or -1. */
+  private volatile long tenantWatch = -1;
+  /**
+   * How often a gateway looks whether the tenants it holds sandboxes for still exist: another
+   * replica may have deleted one (README, Security).
+   */
+  public static final Duration TENANT_CHECK = Duration.ofSeconds(5);
 
   /**
    * @param documentsDir the tenant's up-to-date documents directory on the host (for example
@@ -261,6 +268,41 @@ public final class SandboxService {
     return Future.join(removals).map(v -> removals.size());
   }
 
+  /**
+   * Every {@code every}, asks {@code existing} which of the tenants this gateway holds sandboxes for
+   * (warm, starting or in use) still exist, and removes the sandboxes of those that do not, as
+   * {@link #removeTenant} does: a tenant deleted through another replica of the same database loses
+   * its sandboxes here within one cycle. A failed lookup (the database away) removes nothing.
+   */
+  public void watchTenants(Function<Set<UUID>, Future<Set<UUID>>> existing, Duration every) {
+    tenantWatch = vertx.setPeriodic(every.toMillis(), id -> {
+      Set<UUID> here = tenantsHere();
+      if (here.isEmpty() || closed) {
+        return;
+      }
+      existing.apply(here).onSuccess(live -> {
+        for (UUID tenant : here) {
+          if (!live.contains(tenant) && !removedTenants.contains(tenant)) {
+            LOG.info("tenant {} no longer exists (deleted through another gateway): removing its sandboxes here",
+                tenant);
+            removeTenant(tenant);
+          }
+        }
+      }).onFailure(e -> LOG.debug("checking the tenants of this gateway's sandboxes: {}", e.toString()));
+    });
+  }
+
+  /** The tenants this gateway holds sandboxes for: pooled, asked for, opening or in use. */
+  private Set<UUID> tenantsHere() {
+    Set<UUID> tenants = new java.util.HashSet<>(pool.tenants());
+    tenants.addAll(held.keySet());
+    tenants.addAll(openings.values());
+    for (GrpcSandboxSession s : sessions) {
+      tenants.add(s.tenantId());
+    }
+    return tenants;
+  }
+
   /** The reason label of quarry_sandbox_start_failures: the runner never answered, or the engine failed. */
   private static String startFailure(Throwable e) {
     if (e instanceof SandboxCapacityExhausted) {
@@ -388,6 +430,9 @@ public final class SandboxService {
   /** Closes every session and pooled sandbox and stops the reaper. Idempotent. */
   public Future<Void> close() {
     closed = true;
+    if (tenantWatch >= 0) {
+      vertx.cancelTimer(tenantWatch);
+    }
     reaper.stop();
     capacity.failWaiters(new IllegalStateException("the sandbox service is closed"));
     List<Future<?>> all = new ArrayList<>();

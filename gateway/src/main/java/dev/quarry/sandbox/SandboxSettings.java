@@ -30,6 +30,8 @@ import java.util.UUID;
  *                        ({@link SandboxCapacity})
  * @param maxWait         how long a request waits for a free slot before it is refused
  * @param fairness        what one tenant may take of this gateway's sandboxes and callbacks
+ * @param mountPolicy     whether the gateway refuses to start when a sandbox's mountinfo would show host
+ *                        paths of its directories ({@link MountPrivacy}), {@code QUARRY_SANDBOX_MOUNT_PRIVACY}
  */
 public record SandboxSettings(
     String dockerHost,
@@ -45,7 +47,8 @@ public record SandboxSettings(
     boolean reapAllOnStart,
     int maxActive,
     Duration maxWait,
-    Fairness fairness) {
+    Fairness fairness,
+    MountPrivacy.Policy mountPolicy) {
 
   public static final String NOBODY = "65534:65534";
   public static final String DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock";
@@ -119,9 +122,18 @@ public record SandboxSettings(
         reapAllOnStart, maxActive, maxWait, Fairness.DEFAULTS);
   }
 
+  /** With the default mount policy ({@link MountPrivacy.Policy#WARN}, as the environment's). */
+  public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
+      Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
+      boolean reapAllOnStart, int maxActive, Duration maxWait, Fairness fairness) {
+    this(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits, poolPerTenant, reapInterval,
+        reapAllOnStart, maxActive, maxWait, fairness, MountPrivacy.Policy.WARN);
+  }
+
   public SandboxSettings {
     command = List.copyOf(command);
     java.util.Objects.requireNonNull(fairness, "fairness");
+    java.util.Objects.requireNonNull(mountPolicy, "mountPolicy");
     if (!gatewayId.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}")) {
       throw new IllegalArgumentException("QUARRY_GATEWAY_ID='" + gatewayId
           + "' must be 1-63 characters of letters, digits, '_', '.', '-' (it names containers)");
@@ -173,13 +185,15 @@ public record SandboxSettings(
     int maxActive = s.integer("QUARRY_SANDBOX_MAX_ACTIVE", DEFAULT_MAX_ACTIVE, 1, MAX_ACTIVE_BOUND);
     Duration maxWait = Duration.ofMillis(s.integer("QUARRY_SANDBOX_WAIT_MS", (int) DEFAULT_MAX_WAIT.toMillis(), 0,
         (int) MAX_WAIT_BOUND.toMillis()));
+    MountPrivacy.Policy mounts = MountPrivacy.Policy.fromEnv(s.oneOf("QUARRY_SANDBOX_MOUNT_PRIVACY", "warn", "require",
+        "warn"));
     try {
       return new SandboxSettings(dockerHost, image,
           command.isEmpty() ? List.of() : Arrays.asList(command.split("\\s+")),
           user,
           gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
           runRoot, limits, SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
-          pool, reap, reapAll, maxActive, maxWait, fairness);
+          pool, reap, reapAll, maxActive, maxWait, fairness, mounts);
     } catch (IllegalArgumentException e) {
       // The constructor's own checks (the gateway id's form): the same error as every other setting.
       throw new InvalidSetting(e.getMessage());
@@ -188,19 +202,31 @@ public record SandboxSettings(
 
   public SandboxSettings withPoolPerTenant(int size) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        size, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+        size, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
   }
 
   /** The same settings with another sandbox limit and wait for a slot. */
   public SandboxSettings withCapacity(int maxActive, Duration maxWait) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
   }
 
   /** The same settings with other fairness limits. */
   public SandboxSettings withFairness(Fairness fairness) {
     return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness);
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+  }
+
+  /** The same settings with another run directory. */
+  public SandboxSettings withRunRoot(Path runRoot) {
+    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+  }
+
+  /** The same settings with another mount policy. */
+  public SandboxSettings withMountPolicy(MountPrivacy.Policy mountPolicy) {
+    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
+        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
   }
 
 

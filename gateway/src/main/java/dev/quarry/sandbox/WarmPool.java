@@ -121,6 +121,11 @@ public final class WarmPool {
     return disposer.apply(sandbox);
   }
 
+  /** Tenants with a pool here (warm sandboxes, or some starting). */
+  public Set<UUID> tenants() {
+    return Set.copyOf(pools.keySet());
+  }
+
   /**
    * Drops the tenant's pool (the tenant was deleted) and disposes of its sandboxes: ready ones at
    * once, one still starting as soon as it is ready (it is never pooled). Completes when all are

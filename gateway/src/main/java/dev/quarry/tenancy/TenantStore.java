@@ -25,6 +25,7 @@ public final class TenantStore {
       "INSERT INTO tenants (id, name) VALUES ($1, $2) RETURNING id, name, created_at";
   private static final String LIST_TENANTS = "SELECT id, name, created_at FROM tenants ORDER BY created_at, id";
   private static final String GET_TENANT = "SELECT id, name, created_at FROM tenants WHERE id = $1";
+  private static final String EXISTING_TENANTS = "SELECT id FROM tenants WHERE id = ANY($1)";
   private static final String INSERT_KEY = "INSERT INTO api_keys (id, tenant_id, prefix, key_hash, name)"
       + " VALUES ($1, $2, $3, $4, $5) RETURNING id, tenant_id, prefix, name, created_at, revoked_at";
   private static final String LIST_KEYS = "SELECT id, tenant_id, prefix, name, created_at, revoked_at"
@@ -81,6 +82,15 @@ public final class TenantStore {
   public Future<Optional<Tenant>> tenant(UUID id) {
     return pool.preparedQuery(GET_TENANT).execute(Tuple.of(id))
         .map(rows -> rows.size() == 0 ? Optional.empty() : Optional.of(tenant(rows.iterator().next())));
+  }
+
+  /** Which of {@code ids} are tenants (the others were deleted, or never were). */
+  public Future<java.util.Set<UUID>> existing(java.util.Set<UUID> ids) {
+    return pool.preparedQuery(EXISTING_TENANTS).execute(Tuple.of(ids.toArray(UUID[]::new))).map(rows -> {
+      java.util.Set<UUID> out = new java.util.HashSet<>();
+      rows.forEach(r -> out.add(r.getUUID("id")));
+      return out;
+    });
   }
 
   /** Empty when there is no such tenant. */

@@ -5,6 +5,8 @@ import dev.quarry.gateway.Gateway;
 import dev.quarry.gateway.OpsSettings;
 import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.SandboxSettings;
+import dev.quarry.sandbox.MountPrivacy;
+import dev.quarry.support.PrivateMounts;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.client.WebClient;
@@ -30,7 +32,9 @@ import java.util.stream.Stream;
 /**
  * The real gateway (the production {@link Gateway} verticle and its routes) on a random port, over
  * a fresh migrated database and a temporary data directory, with a small upload limit so that the
- * over-the-limit case stays cheap.
+ * over-the-limit case stays cheap. Its data and run directories are filesystems of their own
+ * (tmpfs, {@link PrivateMounts}) and it runs with {@code QUARRY_SANDBOX_MOUNT_PRIVACY=require}, so
+ * every test's sandboxes see no host path of them.
  */
 public final class TestGateway implements AutoCloseable {
   public static final long UPLOAD_LIMIT = 256 * 1024;
@@ -44,8 +48,11 @@ public final class TestGateway implements AutoCloseable {
   private final WebClient client;
   private final Config config;
   private final String apiKey;
+  private final PrivateMounts mounts;
 
-  private TestGateway(TestDatabase database, Path dataDir, Vertx vertx, Gateway gateway, Config config) {
+  private TestGateway(TestDatabase database, Path dataDir, Vertx vertx, Gateway gateway, Config config,
+      PrivateMounts mounts) {
+    this.mounts = mounts;
     this.database = database;
     this.dataDir = dataDir;
     this.vertx = vertx;
@@ -102,13 +109,29 @@ public final class TestGateway implements AutoCloseable {
       java.util.function.Function<Path, Gateway.AgentWiring> wiring) throws IOException {
     TestDatabase database = TestDatabase.create();
     Path dataDir = Files.createTempDirectory("quarry-api-test");
-    Config base = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
-    Config config = adjust.apply(base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)));
-    QuarryMetrics metrics = new QuarryMetrics();
-    Vertx vertx = Gateway.vertx(metrics);
-    Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, wiring.apply(dataDir));
-    vertx.deployVerticle(gateway).await();
-    return new TestGateway(database, dataDir, vertx, gateway, config);
+    PrivateMounts mounts = new PrivateMounts();
+    try {
+      // The tests' layout is the private one (README, Security), and the gateway is held to it.
+      mounts.ensure(dataDir);
+      Config base = database.config().withDataDir(dataDir).withHttpPort(0).withMaxUploadBytes(UPLOAD_LIMIT);
+      Config config = adjust.apply(base.withTenancy(base.tenancy().withAdminToken(ADMIN_TOKEN)));
+      Gateway.AgentWiring wired = wiring.apply(dataDir);
+      SandboxSettings sandboxes = wired.sandboxes() != null ? wired.sandboxes()
+          : SandboxSettings.fromEnv(System.getenv()).withRunRoot(dataDir.resolve("run"));
+      mounts.ensure(sandboxes.runRoot(), config.dataDir());
+      if (!config.dataDir().equals(dataDir)) {
+        mounts.ensure(config.dataDir(), sandboxes.runRoot());
+      }
+      QuarryMetrics metrics = new QuarryMetrics();
+      Vertx vertx = Gateway.vertx(metrics);
+      Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics,
+          new Gateway.AgentWiring(wired.agent(), sandboxes.withMountPolicy(MountPrivacy.Policy.REQUIRE)));
+      vertx.deployVerticle(gateway).await();
+      return new TestGateway(database, dataDir, vertx, gateway, config, mounts);
+    } catch (RuntimeException | IOException e) {
+      mounts.close();
+      throw e;
+    }
   }
 
   /** A client that sends the default tenant's API key with every request. */
@@ -231,6 +254,7 @@ public final class TestGateway implements AutoCloseable {
       vertx.close().await();
     } finally {
       database.close();
+      mounts.close();
       try (Stream<Path> walk = Files.walk(dataDir)) {
         walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
