@@ -92,7 +92,10 @@ final class DocxBody {
     inline(p, in);
     String text = in.text.toString().replaceAll("[ \\u00A0]{2,}", " ").strip();
     String style = styleName(DocxXml.child(p, W, "pPr"));
-    boolean isCode = !text.isEmpty() && in.displayMath.isEmpty() && !in.inlineMath
+    // A heading, title, caption or list item keeps its role whatever its font.
+    boolean structural = HEADING.matcher(style).matches() || style.equals("title") || style.equals("caption")
+        || listLevel(DocxXml.child(p, W, "pPr"), style) != null;
+    boolean isCode = !text.isEmpty() && in.displayMath.isEmpty() && !in.inlineMath && !structural
         && (CODE_STYLE.matcher(style).matches() || (in.anyRun && in.monospace));
     if (isCode) {
       code.append(code.isEmpty() ? "" : "\n").append(in.text.toString().stripTrailing());

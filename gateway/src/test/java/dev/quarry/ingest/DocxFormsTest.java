@@ -138,7 +138,8 @@ class DocxFormsTest {
     String mono = "<w:p><w:r><w:rPr><w:rFonts w:ascii=\"Courier New\" w:hAnsi=\"Courier New\"/></w:rPr>"
         + "<w:t>ls -la</w:t></w:r></w:p>";
     List<DocItem> items = items(docx(styled + p("Prose between.") + pre + mono
-        + "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr><w:r><w:t>Next</w:t></w:r></w:p>"));
+        + "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr><w:r><w:rPr><w:rFonts w:ascii=\"Consolas\"/></w:rPr>"
+        + "<w:t>Next</w:t></w:r></w:p>"));
     assertThat(items).extracting(DocItem::label, DocItem::text).containsExactly(
         org.assertj.core.groups.Tuple.tuple("code", "def f(x):\n    return x"),
         org.assertj.core.groups.Tuple.tuple("text", "Prose between."),
