@@ -62,6 +62,7 @@ public final class ConversionBench {
       int alignable;
       int sameLabel;
       int samePages;
+      int paged;
       int headers;
       int sameLevel;
       int referenceTables;
@@ -78,6 +79,7 @@ public final class ConversionBench {
         alignable += r.alignable();
         sameLabel += r.sameLabel();
         samePages += r.samePages();
+        paged += r.pagedAligned();
         headers += r.referenceHeaders();
         sameLevel += r.sameHeadingLevel();
         referenceTables += r.referenceTableShapes().size();
@@ -89,7 +91,7 @@ public final class ConversionBench {
       String row(String name) {
         return String.format(Locale.ROOT, "| %s | %d | %d | %s | %s | %s | %s | %d / %d / %d | %s | %s | %.2f |%n",
             name, files, refused, pct(common, referenceTokens), pct(common, tokens), pct(aligned, alignable),
-            pct(sameLabel, aligned), referenceTables, tables, rightShape, pct(samePages, aligned),
+            pct(sameLabel, aligned), referenceTables, tables, rightShape, pct(samePages, paged),
             pct(sameLevel, headers), seconds);
       }
     }
@@ -117,7 +119,7 @@ public final class ConversionBench {
               name, r.items(), r.referenceItems(), pct(r.commonTokens(), r.referenceTokens()),
               pct(r.commonTokens(), r.tokens()), pct(r.aligned(), r.alignable()), pct(r.sameLabel(), r.aligned()),
               r.referenceTableShapes().size(), r.tableShapes().size(), r.rightShapeTables(),
-              pct(r.samePages(), r.aligned()), pct(r.sameHeadingLevel(), r.referenceHeaders()),
+              pct(r.samePages(), r.pagedAligned()), pct(r.sameHeadingLevel(), r.referenceHeaders()),
               r.labelConfusions().isEmpty() ? "" : r.labelConfusions().toString()));
           System.out.println(r.summary());
         } catch (IngestException e) {
@@ -137,7 +139,8 @@ public final class ConversionBench {
           + " `IngestService` stores the result of (sniffing, the converter, `TextHygiene`). Recall and"
           + " precision are over word tokens (NFKC, lower case), pictures left out; items are aligned in order"
           + " (an item matches when half its distinct words are shared); labels, pages and heading levels are"
-          + " agreement over aligned items (heading levels over docling's section headers); a table has the"
+          + " agreement over aligned items (pages where the reference has pages, heading levels over docling's"
+          + " section headers; – where there is nothing to compare); a table has the"
           + " right shape when docling has one of the same rows × columns. Per format, sums over its files.\n\n");
       out.append("| format | files | refused | recall | precision | items found | labels"
           + " | tables ref / ours / right shape | pages | heading levels | seconds |\n"

@@ -35,6 +35,7 @@ public record ConversionReport(
     int aligned,
     int alignable,
     int sameLabel,
+    int pagedAligned,
     int samePages,
     int referenceHeaders,
     int sameHeadingLevel,
@@ -146,6 +147,7 @@ public record ConversionReport(
     List<DocItem> r = withWords(reference);
     int sameLabel = 0;
     int samePages = 0;
+    int paged = 0;
     int headers = 0;
     int sameLevel = 0;
     Map<String, Integer> confusions = new TreeMap<>();
@@ -158,8 +160,12 @@ public record ConversionReport(
       } else {
         confusions.merge(x.label() + "->" + y.label(), 1, Integer::sum);
       }
-      if (x.pageNumbers().equals(y.pageNumbers())) {
-        samePages++;
+      // Pages are compared where the reference has them (a Markdown export or a DOCX has none).
+      if (!y.pageNumbers().isEmpty()) {
+        paged++;
+        if (x.pageNumbers().equals(y.pageNumbers())) {
+          samePages++;
+        }
       }
       if (y.label().equals("section_header")) {
         headers++;
@@ -170,7 +176,7 @@ public record ConversionReport(
     }
     return new ConversionReport(document, actual.size(), reference.size(), common, actualTotal,
         referenceTotal, ratio(common, referenceTotal), ratio(common, actualTotal), pairs.size(), r.size(),
-        sameLabel, samePages, headers, sameLevel, shapes(actual), shapes(reference), confusions);
+        sameLabel, paged, samePages, headers, sameLevel, shapes(actual), shapes(reference), confusions);
   }
 
   /** Share of the reference's alignable items (those with words) that found a partner. */
@@ -182,8 +188,9 @@ public record ConversionReport(
     return ratio(sameLabel, aligned);
   }
 
+  /** Among aligned items whose reference has pages, the share with the same pages. */
   public double pageAgreement() {
-    return ratio(samePages, aligned);
+    return ratio(samePages, pagedAligned);
   }
 
   /** Among aligned reference section headers, the share converted as headers of the same level. */
