@@ -8,14 +8,14 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code BenchMain [retrieval|models|latency|ingest|sandbox|tenants|analyses|soak|embeddings|all]...}: runs the named benchmarks, prints
+ * {@code BenchMain [retrieval|filings|conversion|models|latency|ingest|sandbox|tenants|analyses|soak|embeddings|all]...}: runs the named benchmarks, prints
  * their figures and writes each one's section of BENCHMARKS.md at the repository root.
  * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run). {@code soak}
  * (about five and a half minutes, {@code QUARRY_SOAK_SECONDS}) is not part of {@code all}: it restarts
  * a PostgreSQL cluster of its own and kills containers, so it runs only when named.
  */
 public final class BenchMain {
-  private static final List<String> ALL = List.of("retrieval", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces");
+  private static final List<String> ALL = List.of("retrieval", "conversion", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces");
 
   private BenchMain() {}
 
@@ -24,9 +24,9 @@ public final class BenchMain {
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
         case "all" -> which.addAll(ALL);
-        case "retrieval", "filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "filings", "conversion", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, conversion, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -47,6 +47,7 @@ public final class BenchMain {
         switch (bench) {
           case "retrieval" -> { title = "Retrieval quality"; body = new RetrievalBench(paths, model).run(); }
           case "filings" -> { title = "Filings: finding the evidence page"; body = new FilingsBench(paths).run(); }
+          case "conversion" -> { title = "Conversion against docling's reference"; body = new ConversionBench(paths).run(); }
           case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths).run(); }
           case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }

@@ -79,7 +79,8 @@ final class WireFormat {
         .put("title", r.title())
         .put("source_type", r.sourceType())
         .put("item_count", r.itemCount())
-        .put("chunk_count", r.chunkCount());
+        .put("chunk_count", r.chunkCount())
+        .put("undecodable_chars", r.undecodableChars());
   }
 
   static JsonObject results(List<SearchHit> hits) {

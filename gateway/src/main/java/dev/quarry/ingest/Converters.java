@@ -56,6 +56,15 @@ public final class Converters {
     return converter(detect(fileName, contentType, bytes)).convert(fileName, bytes);
   }
 
+  /**
+   * What ingestion stores of a source already sniffed as {@code type}: its converter's items
+   * through {@link TextHygiene}'s rule. IngestService and the conversion benchmark both call this.
+   */
+  public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes)
+      throws IngestException {
+    return TextHygiene.apply(fileName, converter(type).convert(fileName, bytes));
+  }
+
   public Converter converter(SourceType type) {
     return converters.get(type);
   }

@@ -4,33 +4,16 @@ import dev.quarry.store.DocItem;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.math.BigInteger;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.poi.EncryptedDocumentException;
 import org.apache.poi.poifs.filesystem.FileMagic;
 import org.apache.poi.poifs.filesystem.POIFSFileSystem;
 import org.apache.poi.openxml4j.util.ZipSecureFile;
-import org.apache.poi.xwpf.usermodel.IBodyElement;
 import org.apache.poi.xwpf.usermodel.XWPFDocument;
 import org.apache.poi.xwpf.usermodel.XWPFHeaderFooter;
-import org.apache.poi.xwpf.usermodel.XWPFParagraph;
-import org.apache.poi.xwpf.usermodel.XWPFPicture;
-import org.apache.poi.xwpf.usermodel.XWPFRun;
-import org.apache.poi.xwpf.usermodel.XWPFSDT;
-import org.apache.poi.xwpf.usermodel.XWPFStyle;
-import org.apache.poi.xwpf.usermodel.XWPFTable;
-import org.apache.poi.xwpf.usermodel.XWPFTableCell;
-import org.apache.poi.xwpf.usermodel.XWPFTableRow;
-import org.openxmlformats.schemas.wordprocessingml.x2006.main.CTTcPr;
-import org.openxmlformats.schemas.wordprocessingml.x2006.main.STMerge;
 
 /**
  * Converts a Word (OOXML) document with Apache POI, mapping styles the way docling does: Title →
@@ -38,8 +21,12 @@ import org.openxmlformats.schemas.wordprocessingml.x2006.main.STMerge;
  * and footers → page furniture. A DOCX has no reliable page numbers, so items carry none.
  */
 public final class DocxConverter implements Converter {
-  /** Compressed-to-expanded ratio below which an entry counts as a bomb (POI's default, stated). */
-  static final double MIN_INFLATE_RATIO = 0.01;
+  /**
+   * POI's own ratio check is off: it applies to every part, images too, and {@link DocxPackage}
+   * has already inflated every part for real, holding XML parts to a ratio and the others to a
+   * size.
+   */
+  static final double MIN_INFLATE_RATIO = 0.0;
   /** Largest expanded size of one zip entry. */
   static final long MAX_ENTRY_SIZE = 256L * 1024 * 1024;
   /** Most characters POI may extract from one document. */
@@ -60,7 +47,8 @@ public final class DocxConverter implements Converter {
   @Override
   public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
     rejectNonDocx(fileName, bytes);
-    try (XWPFDocument doc = new XWPFDocument(new ByteArrayInputStream(bytes))) {
+    byte[] readable = DocxPackage.check(fileName, bytes);
+    try (XWPFDocument doc = new XWPFDocument(new ByteArrayInputStream(readable))) {
       return convert(fileName, doc);
     } catch (EncryptedDocumentException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
@@ -104,9 +92,8 @@ public final class DocxConverter implements Converter {
       if (m.contains("Zip bomb") || m.contains("max allowed overall size")
           || m.contains("ZipSecureFile")) {
         return new IngestException(IngestException.Reason.ARCHIVE_BOMB, fileName,
-            "the archive expands too much to be safe (min inflate ratio " + MIN_INFLATE_RATIO
-                + ", max entry " + MAX_ENTRY_SIZE + " bytes, max text " + MAX_TEXT_SIZE
-                + " chars)", e);
+            "the archive expands too much to be safe (max entry " + MAX_ENTRY_SIZE + " bytes, max text "
+                + MAX_TEXT_SIZE + " chars)", e);
       }
     }
     return new IngestException(IngestException.Reason.CORRUPT, fileName,
@@ -123,26 +110,17 @@ public final class DocxConverter implements Converter {
   }
 
   private ConvertedDocument convert(String fileName, XWPFDocument doc) {
-    DocxItems items = new DocxItems();
+    ItemListBuilder items = new ItemListBuilder();
     for (String header : headerFooterTexts(doc.getHeaderList())) {
-      items.add("page_header", header, 0, 0);
+      items.text("page_header", header, 0, 0);
     }
-    for (IBodyElement element : doc.getBodyElements()) {
-      if (element instanceof XWPFParagraph p) {
-        paragraph(doc, p, items);
-      } else if (element instanceof XWPFTable t) {
-        items.table(MarkdownTable.render(grid(t)));
-      } else if (element instanceof XWPFSDT sdt) {
-        String text = sdt.getContent().getText().strip();
-        if (!text.isEmpty()) {
-          items.add("text", text, 0, 0);
-        }
-      }
-    }
+    DocxBody body = new DocxBody(doc, items);
+    body.blocks(doc.getDocument().getBody().getDomNode(), 0);
+    body.finish();
     for (String footer : headerFooterTexts(doc.getFooterList())) {
-      items.add("page_footer", footer, 0, 0);
+      items.text("page_footer", footer, 0, 0);
     }
-    return new ConvertedDocument(title(fileName, doc, items.list), SourceType.DOCX, items.list);
+    return new ConvertedDocument(title(fileName, doc, items.items()), SourceType.DOCX, items.items());
   }
 
   private static String title(String fileName, XWPFDocument doc, List<DocItem> items) {
@@ -167,145 +145,5 @@ public final class DocxConverter implements Converter {
       }
     }
     return texts;
-  }
-
-  private static void paragraph(XWPFDocument doc, XWPFParagraph p, DocxItems items) {
-    String text = p.getText().strip();
-    String style = styleName(doc, p);
-    if (!text.isEmpty()) {
-      Matcher heading = HEADING.matcher(style);
-      Integer ilvl = listLevel(p, style);
-      if (style.equals("title")) {
-        items.add("title", text, 0, 0);
-      } else if (heading.matches()) {
-        int level = Math.max(1, Math.min(6, Integer.parseInt(heading.group(1))));
-        items.add("section_header", text, level, 0);
-      } else if (style.equals("caption")) {
-        items.add("caption", text, 0, 0);
-      } else if (ilvl != null) {
-        // A list item sits in a list group (depth 1); each indent level nests one group deeper.
-        items.add("list_item", text, 0, 1 + ilvl);
-      } else {
-        items.add("text", text, 0, 0);
-      }
-    }
-    for (XWPFRun run : p.getRuns()) {
-      for (XWPFPicture picture : run.getEmbeddedPictures()) {
-        String description = picture.getDescription();
-        items.picture(description == null ? "" : description.strip().replaceAll("\\s+", " "));
-      }
-    }
-  }
-
-  private static String styleName(XWPFDocument doc, XWPFParagraph p) {
-    String id = p.getStyleID();
-    if (id == null) {
-      return "";
-    }
-    XWPFStyle style = doc.getStyles() == null ? null : doc.getStyles().getStyle(id);
-    String name = style != null && style.getName() != null ? style.getName() : id;
-    return name.toLowerCase(Locale.ROOT).strip();
-  }
-
-  /**
-   * The indent level when the paragraph is a list item, else null. Explicit numbering with numId
-   * 0 switches numbering off even under a list style (Word's way of "continuing" a paragraph).
-   */
-  private static Integer listLevel(XWPFParagraph p, String style) {
-    BigInteger numId = p.getNumID();
-    if (numId != null) {
-      if (numId.signum() == 0) {
-        return null;
-      }
-      BigInteger ilvl = p.getNumIlvl();
-      return ilvl == null ? 0 : Math.min(8, ilvl.intValue());
-    }
-    if (style.startsWith("list bullet") || style.startsWith("list number")) {
-      return 0;
-    }
-    return null;
-  }
-
-  /**
-   * The table as a rectangular grid: a cell spanning columns (gridSpan) or rows (vMerge) repeats
-   * its text in every grid position it covers, as docling's Markdown export does.
-   */
-  static List<List<String>> grid(XWPFTable table) {
-    List<List<String>> rows = new ArrayList<>();
-    Map<Integer, String> openVertical = new HashMap<>();
-    for (XWPFTableRow row : table.getRows()) {
-      List<String> cells = new ArrayList<>();
-      for (XWPFTableCell cell : row.getTableCells()) {
-        CTTcPr pr = cell.getCTTc().getTcPr();
-        int span = 1;
-        if (pr != null && pr.isSetGridSpan() && pr.getGridSpan().getVal() != null) {
-          span = Math.max(1, Math.min(64, pr.getGridSpan().getVal().intValue()));
-        }
-        String text = cellText(cell);
-        int col = cells.size();
-        if (pr != null && pr.isSetVMerge()) {
-          STMerge.Enum merge = pr.getVMerge().getVal();
-          if (merge == null || merge == STMerge.CONTINUE) {
-            text = openVertical.getOrDefault(col, "");
-          } else {
-            openVertical.put(col, text);
-          }
-        } else {
-          openVertical.remove(col);
-        }
-        for (int i = 0; i < span; i++) {
-          cells.add(text);
-        }
-      }
-      rows.add(cells);
-    }
-    return rows;
-  }
-
-  private static String cellText(XWPFTableCell cell) {
-    StringBuilder sb = new StringBuilder();
-    for (XWPFParagraph p : cell.getParagraphs()) {
-      String t = p.getText().strip();
-      if (!t.isEmpty()) {
-        if (!sb.isEmpty()) {
-          sb.append(' ');
-        }
-        sb.append(t);
-      }
-    }
-    for (XWPFTable nested : cell.getTables()) {
-      for (List<String> r : grid(nested)) {
-        String t = String.join(" ", r).strip();
-        if (!t.isEmpty()) {
-          sb.append(sb.isEmpty() ? "" : " ").append(t);
-        }
-      }
-    }
-    return sb.toString();
-  }
-
-  /** Collects items, numbering self_refs per kind in order as DoclingDocument does. */
-  private static final class DocxItems {
-    final List<DocItem> list = new ArrayList<>();
-    int texts;
-    int tables;
-    int pictures;
-
-    void add(String label, String text, int headingLevel, int treeDepth) {
-      list.add(new DocItem(list.size(), "#/texts/" + texts++, label, text, List.of(), headingLevel,
-          treeDepth));
-    }
-
-    void table(String markdown) {
-      if (!markdown.isEmpty()) {
-        list.add(new DocItem(list.size(), "#/tables/" + tables++, "table", markdown, List.of(), 0,
-            0));
-      }
-    }
-
-    void picture(String text) {
-      list.add(new DocItem(list.size(), "#/pictures/" + pictures++, "picture", text, List.of(), 0,
-          0));
-    }
   }
 }

@@ -35,7 +35,13 @@ public final class HtmlConverter implements Converter {
   public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
     String html = StrictUtf8.decode(fileName, bytes);
     Document doc = Jsoup.parse(html);
-    Walk walk = new Walk();
+    Walk walk = new Walk(new ItemListBuilder());
+    // The head's <title> is the document's first item, as in docling, unless the first heading says it.
+    String headTitle = clean(doc.title());
+    Element h1 = doc.body().selectFirst("h1");
+    if (!headTitle.isEmpty() && (h1 == null || !clean(h1.text()).equals(headTitle))) {
+      walk.out.text("title", headTitle, 0, 0);
+    }
     walk.container(doc.body(), 0);
     walk.flush(0);
     return new ConvertedDocument(title(doc, walk.out, fileName), SourceType.HTML, walk.out.items());
@@ -46,9 +52,24 @@ public final class HtmlConverter implements Converter {
     return title.isEmpty() ? items.title(fileName) : title;
   }
 
+  /**
+   * Converts a fragment of HTML (a block embedded in Markdown) into {@code out}, its items nested
+   * {@code depth} deep: the same rules as a whole page.
+   */
+  static void fragment(String html, int depth, ItemListBuilder out) {
+    Walk walk = new Walk(out);
+    walk.container(Jsoup.parseBodyFragment(html).body(), depth);
+    walk.flush(depth);
+  }
+
   /** One pass over the DOM; inline text accumulates until a block ends it. */
   private static final class Walk {
-    final ItemListBuilder out = new ItemListBuilder();
+    final ItemListBuilder out;
+
+    Walk(ItemListBuilder out) {
+      this.out = out;
+    }
+
     private final StringBuilder running = new StringBuilder();
     /** The label the next flushed text gets: "list_item" for the first text of an {@code li}. */
     private String pendingLabel = null;
@@ -90,7 +111,9 @@ public final class HtmlConverter implements Converter {
           flush(depth);
         }
         case "ul", "ol", "menu" -> list(e, depth + 1);
-        case "li" -> listItem(e, depth + 1);
+        case "li", "dt" -> listItem(e, depth + 1);
+        case "dd" -> listItem(e, depth + 2);
+        case "dl" -> descriptionList(e, depth + 1);
         case "table" -> table(e, depth);
         case "figure" -> figure(e, depth);
         case "img" -> picture(e.attr("alt"), depth);
@@ -121,6 +144,26 @@ public final class HtmlConverter implements Converter {
       for (Node child : list.childNodes()) {
         if (child instanceof Element li && li.normalName().equals("li")) {
           listItem(li, depth);
+        } else {
+          node(child, depth);
+        }
+      }
+      flush(depth);
+    }
+
+    /**
+     * A description list as docling reads it: each term ({@code dt}) a list item of the list, each
+     * description ({@code dd}) a list item one level below its term.
+     */
+    private void descriptionList(Element dl, int depth) {
+      for (Node child : dl.childNodes()) {
+        if (child instanceof Element e && e.normalName().equals("dt")) {
+          listItem(e, depth);
+        } else if (child instanceof Element e && e.normalName().equals("dd")) {
+          listItem(e, depth + 1);
+        } else if (child instanceof Element e && e.normalName().equals("div")) {
+          // HTML allows dt/dd groups wrapped in a div.
+          descriptionList(e, depth);
         } else {
           node(child, depth);
         }
@@ -234,10 +277,12 @@ public final class HtmlConverter implements Converter {
         }
       }
     }
-    Map<Integer, Map<Integer, String>> slots = new HashMap<>();
+    // Each slot holds the cell laid over it and the last row that cell covers.
+    record Slot(String text, int lastRow) {}
+    Map<Integer, Map<Integer, Slot>> slots = new HashMap<>();
     int width = 0;
     for (int r = 0; r < rows.size(); r++) {
-      Map<Integer, String> row = slots.computeIfAbsent(r, k -> new HashMap<>());
+      Map<Integer, Slot> row = slots.computeIfAbsent(r, k -> new HashMap<>());
       int c = 0;
       for (Element cell : rows.get(r).children()) {
         if (!cell.normalName().equals("td") && !cell.normalName().equals("th")) {
@@ -247,12 +292,13 @@ public final class HtmlConverter implements Converter {
           c++;
         }
         int colspan = span(cell.attr("colspan"));
-        int rowspan = span(cell.attr("rowspan"));
-        String text = clean(cell.text());
-        for (int dr = 0; dr < rowspan && r + dr < rows.size(); dr++) {
-          Map<Integer, String> target = slots.computeIfAbsent(r + dr, k -> new HashMap<>());
+        // rowspan="0" spans to the end of the table (of its row group, in HTML; tables rarely have two).
+        int rowspan = cell.attr("rowspan").strip().equals("0") ? rows.size() - r : span(cell.attr("rowspan"));
+        Slot slot = new Slot(clean(cell.text()), Math.min(rows.size() - 1, r + rowspan - 1));
+        for (int dr = r; dr <= slot.lastRow(); dr++) {
+          Map<Integer, Slot> target = slots.computeIfAbsent(dr, k -> new HashMap<>());
           for (int dc = 0; dc < colspan; dc++) {
-            target.put(c + dc, text);
+            target.putIfAbsent(c + dc, slot);
           }
         }
         c += colspan;
@@ -261,10 +307,18 @@ public final class HtmlConverter implements Converter {
     }
     List<List<String>> grid = new ArrayList<>();
     for (int r = 0; r < rows.size(); r++) {
-      Map<Integer, String> row = slots.getOrDefault(r, Map.of());
+      Map<Integer, Slot> row = slots.getOrDefault(r, Map.of());
+      // A row all of whose cells go on into the next row (a header cell that only opens a rowspan,
+      // an empty <tr>) adds no line of its own: its cells are in the rows below. Nor does a row no
+      // cell reaches at all.
+      final int at = r;
+      if (row.isEmpty() || (r + 1 < rows.size() && row.values().stream().allMatch(s -> s.lastRow() > at))) {
+        continue;
+      }
       List<String> cells = new ArrayList<>(width);
       for (int c = 0; c < width; c++) {
-        cells.add(row.getOrDefault(c, ""));
+        Slot s = row.get(c);
+        cells.add(s == null ? "" : s.text());
       }
       grid.add(cells);
     }

@@ -14,7 +14,9 @@ public final class IngestException extends Exception {
     ENCRYPTED,
     ARCHIVE_BOMB,
     INVALID_ENCODING,
-    MALFORMED
+    MALFORMED,
+    /** The source has content, but none of it is text (pictures only, undecodable text). */
+    NO_TEXT_EXTRACTED
   }
 
   private final Reason reason;

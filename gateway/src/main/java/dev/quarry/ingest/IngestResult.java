@@ -2,9 +2,13 @@ package dev.quarry.ingest;
 
 import java.util.UUID;
 
-/** What an ingest did. */
+/**
+ * What an ingest did. {@code undecodableChars}: characters {@link TextHygiene} dropped from the
+ * converted text (0 for an unchanged document: nothing was converted).
+ */
 public record IngestResult(
-    UUID documentId, Status status, String title, String sourceType, int itemCount, int chunkCount) {
+    UUID documentId, Status status, String title, String sourceType, int itemCount, int chunkCount,
+    int undecodableChars) {
 
   public enum Status {
     /** A new document. */

@@ -126,15 +126,20 @@ public final class IngestService {
   private record Prepared(
       UUID tenantId, String uri, String title, String context, SourceType type, String hash, long byteSize,
       List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors,
-      long storedBytesLimit) {}
+      long storedBytesLimit, int undecodableChars) {}
 
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
       long storedBytesLimit, IngestProgress progress) {
     return vertx.executeBlocking(() -> {
       long t0 = System.nanoTime();
-      ConvertedDocument doc = converters.converter(sniffed.type()).convert(fileName, request.bytes());
-      List<DocItem> items = withoutNul(doc.items());
+      TextHygiene.Result converted = converters.convertClean(sniffed.type(), fileName, request.bytes());
+      ConvertedDocument doc = converted.document();
+      List<DocItem> items = doc.items();
+      if (converted.undecodableChars() > 0) {
+        LOG.info("{}: dropped {} undecodable characters ({} items left with none)", fileName,
+            converted.undecodableChars(), converted.droppedItems());
+      }
       long tConverted = System.nanoTime();
       Toc toc = TocBuilder.build(items);
       long tToc = System.nanoTime();
@@ -152,7 +157,8 @@ public final class IngestService {
       LOG.info("{}: {} items, {} chunks; convert+chunk {} ms, embed {} ms", fileName, items.size(),
           chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
       return new Prepared(tenantId, uri, title, context, sniffed.type(), sniffed.hash(),
-          request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit);
+          request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit,
+          converted.undecodableChars());
     }, false);
   }
 
@@ -336,12 +342,12 @@ public final class IngestService {
 
   private IngestResult result(UUID id, IngestResult.Status status, Prepared p) {
     return new IngestResult(id, status, p.title(), p.type().wireName(), p.items().size(),
-        p.chunks().size());
+        p.chunks().size(), p.undecodableChars());
   }
 
   private static IngestResult unchanged(Row row) {
     return new IngestResult(row.getUUID("id"), IngestResult.Status.UNCHANGED, row.getString("title"),
-        row.getString("source_type"), row.getInteger("item_count"), row.getInteger("chunk_count"));
+        row.getString("source_type"), row.getInteger("item_count"), row.getInteger("chunk_count"), 0);
   }
 
   /** content.txt: the items' text in reading order, without page headers and footers. */
@@ -360,16 +366,6 @@ public final class IngestService {
   }
 
   /** PostgreSQL text cannot hold U+0000; a converter may still pass one through from a source. */
-  private static List<DocItem> withoutNul(List<DocItem> items) {
-    List<DocItem> out = new ArrayList<>(items.size());
-    for (DocItem it : items) {
-      out.add(it.text().indexOf('\0') < 0 && it.selfRef().indexOf('\0') < 0 ? it
-          : new DocItem(it.position(), it.selfRef().replace("\0", ""), it.label(),
-              it.text().replace("\0", ""), it.pageNumbers(), it.headingLevel(), it.treeDepth()));
-    }
-    return out;
-  }
-
   private static String fileName(IngestRequest request) {
     if (request.fileName() != null && !request.fileName().isBlank()) {
       return request.fileName().strip();

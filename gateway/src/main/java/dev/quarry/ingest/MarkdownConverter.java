@@ -24,12 +24,12 @@ import org.commonmark.node.Paragraph;
 import org.commonmark.node.SoftLineBreak;
 import org.commonmark.node.Text;
 import org.commonmark.parser.Parser;
-import org.jsoup.Jsoup;
 
 /**
  * CommonMark + GFM tables to items, following docling's Markdown backend: a level-1 heading is the
  * document {@code title} and level n ≥ 2 is a {@code section_header} of level n − 1; entities and
- * escapes are resolved; a paragraph that is only inline code is a {@code code} item.
+ * escapes are resolved; a paragraph that is only inline code is a {@code code} item; an HTML block
+ * is converted by {@link HtmlConverter}'s rules (tables, lists, headings, paragraphs, code).
  */
 public final class MarkdownConverter implements Converter {
   private static final Parser PARSER =
@@ -76,12 +76,8 @@ public final class MarkdownConverter implements Converter {
       case IndentedCodeBlock code -> out.text("code", codeText(code.getLiteral()), 0, depth);
       case BlockQuote quote -> blocks(quote, depth + 1, out);
       case TableBlock table -> out.table(MarkdownTable.render(rows(table)), depth);
-      case HtmlBlock html -> {
-        String text = Jsoup.parse(html.getLiteral()).text();
-        if (!text.isBlank()) {
-          out.text("text", text, 0, depth);
-        }
-      }
+      // Raw HTML (a <table>, a list, headings…) reads as it would in an HTML file.
+      case HtmlBlock html -> HtmlConverter.fragment(html.getLiteral(), depth, out);
       default -> {
         // Thematic breaks and link reference definitions carry no content.
       }

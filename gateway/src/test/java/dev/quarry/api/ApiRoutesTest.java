@@ -104,7 +104,8 @@ class ApiRoutesTest {
     HttpResponse<Buffer> first = upload("marrow.md", bytes);
     assertThat(first.statusCode()).as(first.bodyAsString()).isEqualTo(201);
     JsonObject created = first.bodyAsJsonObject();
-    assertThat(created.fieldNames()).containsExactlyInAnyOrder("id", "status", "title", "source_type", "item_count", "chunk_count");
+    assertThat(created.fieldNames()).containsExactlyInAnyOrder("id", "status", "title", "source_type", "item_count", "chunk_count",
+        "undecodable_chars");
     assertThat(created.getString("status")).isEqualTo("created");
     assertThat(created.getString("title")).isEqualTo("Marrow Isle");
     assertThat(created.getString("source_type")).isEqualTo("markdown");

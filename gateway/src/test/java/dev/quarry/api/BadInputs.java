@@ -37,6 +37,8 @@ public final class BadInputs {
             .getBytes(StandardCharsets.US_ASCII), 422, "corrupt"),
         new BadInput("locked.pdf", encryptedPdf(), 422, "encrypted"),
         new BadInput("bomb.docx", docxBomb(), 422, "archive_bomb"),
+        new BadInput("pictures.html", "<html><body><img src=a.png alt=''><p>\u0001\uFFFD</p></body></html>"
+            .getBytes(StandardCharsets.UTF_8), 422, "no_text_extracted"),
         new BadInput("broken.docling.json", "{\"schema_name\": \"DoclingDocument\", \"version\": \"1.10.0\", \"texts\": 5}"
             .getBytes(StandardCharsets.UTF_8), 422, "malformed"),
         new BadInput("latin1.md", "# Caf\u00e9\n\nna\u00efve".getBytes(StandardCharsets.ISO_8859_1), 422, "invalid_encoding"),

@@ -232,6 +232,31 @@ class IngestServiceTest {
   }
 
   @Test
+  @DisplayName("undecodable characters are dropped and counted, never stored; a file with no text is refused")
+  void textHygiene() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult r = await(service(embedder()).ingest(tenant, markdown("garbled.md",
+        "# Costs\u0001\n\nCosts fell \uFFFD\uFFFD by \uE012\uE013 a third.\n\n\u0002\u0003\n")));
+    assertThat(r.undecodableChars()).isEqualTo(7);
+    assertThat(column("SELECT text FROM items WHERE document_id = ? ORDER BY position", r.documentId()))
+        .containsExactly("Costs", "Costs fell by a third.");
+    assertThat(column("SELECT content FROM chunks WHERE document_id = ?", r.documentId()))
+        .allSatisfy(c -> assertThat(c.codePoints().filter(TextHygiene::undecodable)).isEmpty());
+    assertThatThrownBy(() -> await(service(embedder()).ingest(tenant,
+        new IngestRequest("pictures.html", "p", null, null,
+            "<html><body><img src=a.png><img src=b.png></body></html>".getBytes(java.nio.charset.StandardCharsets.UTF_8)))))
+        .isInstanceOfSatisfying(IngestException.class,
+            e -> assertThat(e.reason()).isEqualTo(IngestException.Reason.NO_TEXT_EXTRACTED))
+        .hasMessageStartingWith("pictures.html: yields no text: found 2 picture(s)");
+    assertThatThrownBy(() -> await(service(embedder()).ingest(tenant,
+        new IngestRequest("blank.html", "b", null, null,
+            "<html><body> <div></div> </body></html>".getBytes(java.nio.charset.StandardCharsets.UTF_8)))))
+        .isInstanceOfSatisfying(IngestException.class,
+            e -> assertThat(e.reason()).isEqualTo(IngestException.Reason.EMPTY));
+    assertThat(count(db, "documents", tenant)).isEqualTo(1);
+  }
+
+  @Test
   @DisplayName("concurrent ingests of the same bytes make one document; the others are UNCHANGED")
   void concurrentSameBytes() throws Exception {
     UUID tenant = newTenant(db);

@@ -29,11 +29,15 @@ public record ConversionReport(
     String document,
     int items,
     int referenceItems,
+    int commonTokens,
+    int tokens,
+    int referenceTokens,
     double tokenRecall,
     double tokenPrecision,
     int aligned,
     int alignable,
     int sameLabel,
+    int pagedAligned,
     int samePages,
     int referenceHeaders,
     int sameHeadingLevel,
@@ -44,15 +48,78 @@ public record ConversionReport(
   /** Two items are the same item when this share of their distinct words is common to both. */
   private static final double MATCH = 0.5;
 
-  /** The reference items docling produced for {@code source} ({@code source.json} beside it). */
+  /**
+   * The reference items docling produced for {@code source}: its DoclingDocument JSON beside it
+   * ({@code name.json}, or {@code stem.json} for the PDFs), else docling's Markdown export of it
+   * ({@code name.md}, or {@code stem.md} beside a DoclingDocument JSON source), read with
+   * {@link MarkdownConverter} (so its labels are only those Markdown can say).
+   */
   public static List<DocItem> reference(Path source) {
-    Path json = source.resolveSibling(source.getFileName() + ".json");
+    String name = source.getFileName().toString();
+    String stem = name.contains(".") ? name.substring(0, name.lastIndexOf('.')) : name;
     try {
-      return new DoclingJsonConverter().convert(json.getFileName().toString(), Files.readAllBytes(json)).items();
+      for (Path json : List.of(source.resolveSibling(name + ".json"), source.resolveSibling(stem + ".json"))) {
+        if (Files.isRegularFile(json) && !json.equals(source)) {
+          return new DoclingJsonConverter().convert(json.getFileName().toString(), Files.readAllBytes(json)).items();
+        }
+      }
+      for (Path md : List.of(source.resolveSibling(name + ".md"), source.resolveSibling(stem + ".md"))) {
+        if (Files.isRegularFile(md) && !md.equals(source)) {
+          return new MarkdownConverter().convert(md.getFileName().toString(), Files.readAllBytes(md)).items();
+        }
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (IngestException e) {
-      throw new IllegalStateException("reference " + json + " does not import", e);
+      throw new IllegalStateException("the reference of " + source + " does not import", e);
+    }
+    throw new IllegalArgumentException("no docling reference beside " + source);
+  }
+
+  /**
+   * Every source of {@code doclingDir} (docling's test data: {@code docx/}, {@code html/},
+   * {@code md/}, {@code pdf/}, {@code docling-json/}) that has a reference, sorted by folder and
+   * name. A {@code .json} or {@code .md} is a reference, except a DoclingDocument JSON under
+   * {@code docling-json/} and a Markdown source under {@code md/}.
+   */
+  public static List<Path> pairs(Path doclingDir) {
+    List<Path> out = new ArrayList<>();
+    try (var folders = Files.list(doclingDir)) {
+      for (Path folder : folders.filter(Files::isDirectory).sorted().toList()) {
+        String kind = folder.getFileName().toString();
+        try (var files = Files.list(folder)) {
+          for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
+            String n = f.getFileName().toString();
+            boolean source = switch (kind) {
+              case "docling-json" -> n.endsWith(".json");
+              case "md" -> n.endsWith(".md") && !n.endsWith(".md.md");
+              default -> !n.endsWith(".json") && !n.endsWith(".md");
+            };
+            if (source) {
+              out.add(f);
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
+  }
+
+  /**
+   * What ingestion stores of {@code source} (sniffed and converted by {@link Converters}, through
+   * {@link TextHygiene}), compared with docling's reference.
+   */
+  public static ConversionReport ingested(Converters converters, Path source) throws IngestException {
+    try {
+      byte[] bytes = Files.readAllBytes(source);
+      String name = source.getFileName().toString();
+      SourceType type = converters.detect(name, null, bytes);
+      List<DocItem> actual = converters.convertClean(type, name, bytes).document().items();
+      return compare(name, actual, reference(source));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -82,6 +149,7 @@ public record ConversionReport(
     List<DocItem> r = withWords(reference);
     int sameLabel = 0;
     int samePages = 0;
+    int paged = 0;
     int headers = 0;
     int sameLevel = 0;
     Map<String, Integer> confusions = new TreeMap<>();
@@ -94,8 +162,12 @@ public record ConversionReport(
       } else {
         confusions.merge(x.label() + "->" + y.label(), 1, Integer::sum);
       }
-      if (x.pageNumbers().equals(y.pageNumbers())) {
-        samePages++;
+      // Pages are compared where the reference has them (a Markdown export or a DOCX has none).
+      if (!y.pageNumbers().isEmpty()) {
+        paged++;
+        if (x.pageNumbers().equals(y.pageNumbers())) {
+          samePages++;
+        }
       }
       if (y.label().equals("section_header")) {
         headers++;
@@ -104,9 +176,9 @@ public record ConversionReport(
         }
       }
     }
-    return new ConversionReport(document, actual.size(), reference.size(),
-        ratio(common, referenceTotal), ratio(common, actualTotal), pairs.size(), r.size(),
-        sameLabel, samePages, headers, sameLevel, shapes(actual), shapes(reference), confusions);
+    return new ConversionReport(document, actual.size(), reference.size(), common, actualTotal,
+        referenceTotal, ratio(common, referenceTotal), ratio(common, actualTotal), pairs.size(), r.size(),
+        sameLabel, paged, samePages, headers, sameLevel, shapes(actual), shapes(reference), confusions);
   }
 
   /** Share of the reference's alignable items (those with words) that found a partner. */
@@ -118,13 +190,28 @@ public record ConversionReport(
     return ratio(sameLabel, aligned);
   }
 
+  /** Among aligned items whose reference has pages, the share with the same pages. */
   public double pageAgreement() {
-    return ratio(samePages, aligned);
+    return ratio(samePages, pagedAligned);
   }
 
   /** Among aligned reference section headers, the share converted as headers of the same level. */
   public double headingLevelAgreement() {
     return ratio(sameHeadingLevel, referenceHeaders);
+  }
+
+  /** How many of the reference's tables have a table of the same rows × columns here. */
+  public int rightShapeTables() {
+    Map<String, Integer> ours = new HashMap<>();
+    tableShapes.forEach(t -> ours.merge(t, 1, Integer::sum));
+    int right = 0;
+    for (String t : referenceTableShapes) {
+      if (ours.getOrDefault(t, 0) > 0) {
+        ours.merge(t, -1, Integer::sum);
+        right++;
+      }
+    }
+    return right;
   }
 
   /** Whether both sides have the same tables, in order, with the same rows × columns. */

@@ -1,0 +1,149 @@
+package dev.quarry.ingest;
+
+import dev.quarry.ingest.IngestException.Reason;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import java.util.zip.ZipOutputStream;
+
+/**
+ * What a DOCX package must pass before POI opens it, read once by inflating every entry for real
+ * (so sizes a crafted directory declares do not matter):
+ *
+ * <ul>
+ *   <li>the archive-bomb guard: an XML part (names ending {@code .xml}, {@code .rels}, {@code
+ *       .vml}) may not expand more than {@link #MAX_XML_EXPANSION} times its compressed size once
+ *       it is over {@link #RATIO_FROM_BYTES}; any other part (images: EMF and BMP compress 40:1
+ *       or more and are harmless) has an absolute cap instead, {@link #MAX_BINARY_PART_BYTES};
+ *       and the whole package at most {@link #MAX_TOTAL_BYTES} expanded;
+ *   <li>Strict Open XML (Word's "Strict Open XML Document", namespaces under {@code
+ *       http://purl.oclc.org/ooxml/}) is rewritten to the transitional namespaces, which POI
+ *       reads; the two differ in namespaces, not in the elements Quarry reads.
+ * </ul>
+ */
+final class DocxPackage {
+  static final int MAX_XML_EXPANSION = 100;
+  static final long RATIO_FROM_BYTES = 1L << 20;
+  static final long MAX_BINARY_PART_BYTES = 64L << 20;
+  static final long MAX_TOTAL_BYTES = 512L << 20;
+
+  private static final String STRICT = "http://purl.oclc.org/ooxml/";
+  private static final Pattern STRICT_NS = Pattern.compile("http://purl\\.oclc\\.org/ooxml/([A-Za-z]+)/([A-Za-z]+)");
+
+  private DocxPackage() {}
+
+  /** The bytes POI should open: {@code bytes} itself, or its transitional rewrite when Strict. */
+  static byte[] check(String fileName, byte[] bytes) throws IngestException {
+    boolean strict = false;
+    long total = 0;
+    try (Counting counted = new Counting(new ByteArrayInputStream(bytes));
+        ZipInputStream zip = new ZipInputStream(counted)) {
+      byte[] buf = new byte[64 * 1024];
+      for (ZipEntry e = zip.getNextEntry(); e != null; e = zip.getNextEntry()) {
+        boolean xml = isXml(e.getName());
+        long compressedStart = counted.count;
+        long expanded = 0;
+        boolean head = true;
+        for (int n = zip.read(buf); n > 0; n = zip.read(buf)) {
+          if (xml && head) {
+            strict |= new String(buf, 0, Math.min(n, 4096), StandardCharsets.ISO_8859_1).contains(STRICT);
+            head = false;
+          }
+          expanded += n;
+          total += n;
+          long compressed = Math.max(1, counted.count - compressedStart);
+          if (xml && expanded > RATIO_FROM_BYTES && expanded > MAX_XML_EXPANSION * compressed) {
+            throw bomb(fileName, "its XML part " + e.getName() + " expands more than " + MAX_XML_EXPANSION
+                + " times its compressed size");
+          }
+          if (!xml && expanded > MAX_BINARY_PART_BYTES) {
+            throw bomb(fileName, "its part " + e.getName() + " expands past " + MAX_BINARY_PART_BYTES + " bytes");
+          }
+          if (total > MAX_TOTAL_BYTES) {
+            throw bomb(fileName, "its parts expand past " + MAX_TOTAL_BYTES + " bytes in all");
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new IngestException(Reason.CORRUPT, fileName, "not a readable DOCX file: " + e.getMessage(), e);
+    }
+    return strict ? transitional(fileName, bytes) : bytes;
+  }
+
+  private static boolean isXml(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    return n.endsWith(".xml") || n.endsWith(".rels") || n.endsWith(".vml");
+  }
+
+  private static IngestException bomb(String fileName, String why) {
+    return new IngestException(Reason.ARCHIVE_BOMB, fileName, "the archive expands too much to be safe: " + why);
+  }
+
+  /** The package with every XML part's Strict namespaces (and relationship types) made transitional. */
+  private static byte[] transitional(String fileName, byte[] bytes) throws IngestException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length * 2);
+    try (ZipInputStream in = new ZipInputStream(new ByteArrayInputStream(bytes));
+        ZipOutputStream zip = new ZipOutputStream(out)) {
+      for (ZipEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+        byte[] part = in.readAllBytes();
+        if (isXml(e.getName())) {
+          part = transitional(new String(part, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+        }
+        zip.putNextEntry(new ZipEntry(e.getName()));
+        zip.write(part);
+        zip.closeEntry();
+      }
+    } catch (IOException e) {
+      throw new IngestException(Reason.CORRUPT, fileName, "not a readable DOCX file: " + e.getMessage(), e);
+    }
+    return out.toByteArray();
+  }
+
+  /** {@code http://purl.oclc.org/ooxml/<area>/<name>} → {@code http://schemas.openxmlformats.org/<area>/2006/<name>}. */
+  static String transitional(String xml) {
+    Matcher m = STRICT_NS.matcher(xml);
+    StringBuilder sb = new StringBuilder(xml.length());
+    while (m.find()) {
+      String name = switch (m.group(2)) {
+        case "extendedProperties" -> "extended-properties";
+        case "customProperties" -> "custom-properties";
+        default -> m.group(2);
+      };
+      m.appendReplacement(sb, Matcher.quoteReplacement(
+          "http://schemas.openxmlformats.org/" + m.group(1) + "/2006/" + name));
+    }
+    m.appendTail(sb);
+    return sb.toString();
+  }
+
+  /** Counts the compressed bytes the inflater has taken so far. */
+  private static final class Counting extends FilterInputStream {
+    long count;
+
+    Counting(InputStream in) {
+      super(in);
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = super.read();
+      count += b < 0 ? 0 : 1;
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = super.read(b, off, len);
+      count += Math.max(0, n);
+      return n;
+    }
+  }
+}
