@@ -41,7 +41,7 @@ public final class PdfConverter implements Converter {
   private static final Pattern TRAILING_PUNCTUATION = Pattern.compile(".*[.,;:]$");
   /** A footnote's marker: a number (with a bracket or stop), a symbol, or superscript digits. */
   static final Pattern FOOTNOTE_MARKER = Pattern.compile(
-      "^(\\(?\\d{1,3}[).]?|\\[\\d{1,3}]|[*†‡§¶※#]|[¹²³⁰⁴-⁹]+)\\s*\\S.*", Pattern.DOTALL);
+      "^(\\(?\\d{1,3}[).]?|\\[\\d{1,3}]|[*†‡§¶※#]|[¹²³⁰⁴-⁹]+)\\s*[^\\d\\s].*", Pattern.DOTALL);
   /**
    * Section numbering: "1", "2.3", "2.3.1.", "IV.", "A.", "(1)". The number of its parts gives the
    * heading's depth.
@@ -150,7 +150,9 @@ public final class PdfConverter implements Converter {
       }
       lines.removeAll(headers);
       lines.removeAll(footers);
-      List<Table> tables = PdfLayout.tables(page, lines);
+      // Statements first: their underlines and total rules would read as a ruled table's rows.
+      List<Table> tables = PdfStatements.find(lines, page.rulings());
+      tables.addAll(PdfLayout.tables(page, lines));
       List<Picture> pictures = PdfLayout.pictures(page, lines);
       tables.addAll(PdfLayout.alignedTables(lines));
       List<Block> blocks = PdfLayout.blocks(lines);
