@@ -499,7 +499,10 @@ final class PdfLayout {
     if (inside.size() < 2) {
       return null;
     }
-    boolean ruledColumns = xs.size() >= 3;
+    // Column rules: three or more, or inner ones drawn over the table's whole height (a table
+    // framed by horizontal rules only, its columns divided by one or two vertical rules).
+    boolean ruledColumns = xs.size() >= 3 || ys.size() >= 3 && !xs.isEmpty()
+        && innerColumnsRuled(component, xs, box);
     List<Float> colEdges = ruledColumns ? withEdges(xs, box.x0(), box.x1()) : textColumns(inside, box);
     List<Float> rowEdges = ruledColumns ? withEdges(ys, box.top(), box.bottom()) : textRows(inside, box);
     int rows = rowEdges.size() - 1;
@@ -540,6 +543,34 @@ final class PdfLayout {
     }
     lines.removeAll(inside);
     return new Table(box, out);
+  }
+
+  private static boolean innerColumnsRuled(List<Ruling> rulings, List<Float> xs, PdfRect box) {
+    for (float x : xs) {
+      if (x - box.x0() < 5 || box.x1() - x < 5) {
+        return false;
+      }
+      List<Ruling> at = new ArrayList<>();
+      for (Ruling r : rulings) {
+        if (!r.horizontal() && Math.abs(r.pos() - x) <= 2) {
+          at.add(r);
+        }
+      }
+      at.sort(Comparator.comparingDouble(Ruling::from));
+      float covered = 0;
+      float reach = -Float.MAX_VALUE;
+      for (Ruling r : at) { // the union of the segments: a rule may be drawn twice
+        float from = Math.max(r.from(), reach);
+        if (r.to() > from) {
+          covered += r.to() - from;
+        }
+        reach = Math.max(reach, r.to());
+      }
+      if (covered < 0.8f * box.height()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static List<Float> positions(List<Ruling> rulings, boolean horizontal) {

@@ -103,6 +103,14 @@ final class PdfFixture implements AutoCloseable {
     return this;
   }
 
+  /** A vertical rule at x from top to bottom (top-down). */
+  PdfFixture verticalRule(float x, float top, float bottom) throws IOException {
+    content.moveTo(x, HEIGHT - top);
+    content.lineTo(x, HEIGHT - bottom);
+    content.stroke();
+    return this;
+  }
+
   /** Text ending at {@code right}: figures set flush right in their column. */
   PdfFixture rightAligned(float right, float baseline, PDFont font, float size, String text)
       throws IOException {

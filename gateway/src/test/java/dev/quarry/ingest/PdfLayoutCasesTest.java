@@ -527,4 +527,34 @@ class PdfLayoutCasesTest {
     assertThat(PdfText.joinsWithoutSpace('\u6587', '\u5B57')).isTrue();
     assertThat(PdfText.joinsWithoutSpace('\uD55C', '\uAE00')).isFalse();
   }
+
+  @Test
+  @DisplayName("a table framed by horizontal rules with one vertical rule dividing its columns"
+      + " takes its cells from the rules: a cell of two lines stays one cell")
+  void horizontalRulesAndOneColumnRule() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.lines(72, 90, REGULAR, 11, 14, BODY);
+      float[] rules = {140, 160, 195, 230};
+      for (float y : rules) {
+        pdf.rule(72, 400, y);
+      }
+      pdf.verticalRule(160, 140, 230);
+      pdf.text(76, 154, BOLD, 10, "Kind");
+      pdf.text(164, 154, BOLD, 10, "Rule");
+      pdf.text(76, 174, REGULAR, 10, "Cores");
+      pdf.text(164, 174, REGULAR, 10, "Photographed before they are split,");
+      pdf.text(164, 188, REGULAR, 10, "then logged with the site and depth.");
+      pdf.text(76, 209, REGULAR, 10, "Water");
+      pdf.text(164, 209, REGULAR, 10, "Sampled at three depths,");
+      pdf.text(164, 223, REGULAR, 10, "each bottle labelled on the spot.");
+      ConvertedDocument doc = convert(pdf);
+
+      DocItem table = doc.items().stream().filter(i -> i.label().equals("table")).findFirst()
+          .orElseThrow();
+      assertThat(PdfStatementsTest.cells(table.text())).containsExactly(
+          List.of("Kind", "Rule"),
+          List.of("Cores", "Photographed before they are split, then logged with the site and depth."),
+          List.of("Water", "Sampled at three depths, each bottle labelled on the spot."));
+    }
+  }
 }
