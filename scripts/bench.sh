@@ -38,7 +38,7 @@ fi
 if [[ -n "${QUARRY_CONVERSION_BASELINE_REF:-}" && " ${which[*]} " =~ " conversion-filings " ]]; then
   conversion_tree=$(mktemp -d)
   git archive "$QUARRY_CONVERSION_BASELINE_REF" gateway/src/main/java/dev/quarry/ingest | tar -x -C "$conversion_tree"
-  javac -nowarn -d "$conversion_tree/classes" -cp "gateway/target/classes:$(cat bench/target/classpath.txt)" \
+  javac -nowarn -Xprefer:source -d "$conversion_tree/classes" -cp "gateway/target/classes:$(cat bench/target/classpath.txt)" \
     -sourcepath "$conversion_tree/gateway/src/main/java" "$conversion_tree"/gateway/src/main/java/dev/quarry/ingest/Pdf*.java
   BENCH_JAVA_OPTS="${BENCH_JAVA_OPTS:-} -Dbench.conversion.baseline=$conversion_tree/classes -Dbench.conversion.baseline.ref=$QUARRY_CONVERSION_BASELINE_REF"
 fi
