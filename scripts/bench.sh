@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|filings|conversion|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
@@ -32,6 +32,15 @@ if [[ -n "${QUARRY_SANDBOX_BASELINE_REF:-}" && -z "${QUARRY_SANDBOX_BASELINE_IMA
     -t "${QUARRY_SANDBOX_IMAGE:-quarry-sandbox:bench}-baseline" . >/dev/null)
   rm -rf "$baseline_tree"
   export QUARRY_SANDBOX_BASELINE_IMAGE="${QUARRY_SANDBOX_IMAGE:-quarry-sandbox:bench}-baseline"
+fi
+# QUARRY_CONVERSION_BASELINE_REF=<commit>: conversion-filings also runs that commit's PDF converter (its ingest
+# package compiled apart) against this one, filing by filing in turns, in the same run.
+if [[ -n "${QUARRY_CONVERSION_BASELINE_REF:-}" && " ${which[*]} " =~ " conversion-filings " ]]; then
+  conversion_tree=$(mktemp -d)
+  git archive "$QUARRY_CONVERSION_BASELINE_REF" gateway/src/main/java/dev/quarry/ingest | tar -x -C "$conversion_tree"
+  javac -nowarn -Xprefer:source -d "$conversion_tree/classes" -cp "gateway/target/classes:$(cat bench/target/classpath.txt)" \
+    -sourcepath "$conversion_tree/gateway/src/main/java" "$conversion_tree"/gateway/src/main/java/dev/quarry/ingest/Pdf*.java
+  BENCH_JAVA_OPTS="${BENCH_JAVA_OPTS:-} -Dbench.conversion.baseline=$conversion_tree/classes -Dbench.conversion.baseline.ref=$QUARRY_CONVERSION_BASELINE_REF"
 fi
 # This checkout's own modules, not the copies in ~/.m2: those are whatever the last `mvn install` of
 # any checkout on the machine put there, and may be rewritten while the bench runs.

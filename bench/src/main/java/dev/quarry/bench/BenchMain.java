@@ -24,9 +24,9 @@ public final class BenchMain {
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
         case "all" -> which.addAll(ALL);
-        case "retrieval", "filings", "conversion", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "filings", "conversion", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, conversion, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -48,6 +48,7 @@ public final class BenchMain {
           case "retrieval" -> { title = "Retrieval quality"; body = new RetrievalBench(paths, model).run(); }
           case "filings" -> { title = "Filings: finding the evidence page"; body = new FilingsBench(paths).run(); }
           case "conversion" -> { title = "Conversion against docling's reference"; body = new ConversionBench(paths).run(); }
+          case "conversion-filings" -> { title = "Conversion: the filings' PDFs"; body = new FilingsConversionBench(paths).run(); }
           case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths).run(); }
           case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }

@@ -39,7 +39,18 @@ public final class PdfConverter implements Converter {
   private static final Pattern MID_SENTENCE = Pattern.compile(".*[\\p{Ll},;\\-]$",
       Pattern.DOTALL);
   private static final Pattern BULLET_PREFIX = Pattern.compile("^[•●◦▪■□‣⁃∙·\\-–*]\\s+");
+  private static final Pattern DOTTED_NUMBER = Pattern.compile("(\\d{1,2}(\\.\\d{1,2}){0,5})\\.?\\s");
   private static final Pattern TRAILING_PUNCTUATION = Pattern.compile(".*[.,;:]$");
+  /** A footnote's marker: a number (with a bracket or stop), a symbol, or superscript digits. */
+  static final Pattern FOOTNOTE_MARKER = Pattern.compile(
+      "^(\\(?\\d{1,3}[).]?|\\[\\d{1,3}]|[*†‡§¶※#]|[¹²³⁰⁴-⁹]+)\\s*[^\\d\\s].*", Pattern.DOTALL);
+  /**
+   * Section numbering: "1", "2.3", "2.3.1.", "IV.", "A.", "(1)". The number of its parts gives the
+   * heading's depth.
+   */
+  static final Pattern SECTION_NUMBER = Pattern.compile(
+      "^(\\d{1,2}(\\.\\d{1,2}){0,4}\\.?|[IVXLC]{1,6}\\.|[A-Z]\\.|\\(\\d{1,2}\\)|\\(?[a-z]\\))\\s+\\S.*",
+      Pattern.DOTALL);
 
   private final int maxPages;
   private final long maxMillis;
@@ -141,7 +152,9 @@ public final class PdfConverter implements Converter {
       }
       lines.removeAll(headers);
       lines.removeAll(footers);
-      List<Table> tables = PdfLayout.tables(page, lines);
+      // Statements first: their underlines and total rules would read as a ruled table's rows.
+      List<Table> tables = PdfStatements.find(lines, page.rulings());
+      tables.addAll(PdfLayout.tables(page, lines));
       List<Picture> pictures = PdfLayout.pictures(page, lines);
       tables.addAll(PdfLayout.alignedTables(lines));
       List<Block> blocks = PdfLayout.blocks(lines);
@@ -157,6 +170,7 @@ public final class PdfConverter implements Converter {
       }
       List<Unit> ordered = PdfLayout.order(units);
       Map<Block, Block> continuations = continuations(ordered, bodySize, page);
+      float footnotesTop = footnotesTop(ordered, bodySize, page);
       for (Unit unit : ordered) {
         if (continuations.containsValue(unit)) {
           continue;
@@ -181,6 +195,10 @@ public final class PdfConverter implements Converter {
           }
           case Block b -> {
             String label = label(b, bodySize, p == 0 && !titleSeen, page);
+            if (b.box().top() >= footnotesTop - 0.5f && size(b) <= bodySize - 1
+                && !label.equals("caption") && !bodyBelow(b, ordered, bodySize)) {
+              label = "footnote";
+            }
             titleSeen |= label.equals("title");
             Block next = continuations.get(b);
             String text = next == null ? text(b.lines())
@@ -201,6 +219,37 @@ public final class PdfConverter implements Converter {
       }
     }
     return items.withHeadingLevels();
+  }
+
+  /**
+   * Where the page's footnotes start: the top of the highest block in the lower half of the page
+   * set smaller than the body and starting with a footnote marker. Every smaller block from there
+   * down is a footnote (or its continuation); {@code MAX_VALUE} when there is none.
+   */
+  private static float footnotesTop(List<Unit> ordered, float bodySize, Page page) {
+    float top = Float.MAX_VALUE;
+    for (Unit u : ordered) {
+      if (u instanceof Block b && b.box().top() >= 0.5f * page.height()
+          && size(b) <= bodySize - 1 && FOOTNOTE_MARKER.matcher(text(b.lines())).matches()
+          && !PdfLayout.CAPTION.matcher(text(b.lines())).matches()
+          && !bodyBelow(b, ordered, bodySize)) {
+        top = Math.min(top, b.box().top());
+      }
+    }
+    return top;
+  }
+
+  /** Whether body-sized text or a table follows below {@code b} in its column. */
+  private static boolean bodyBelow(Block b, List<Unit> units, float bodySize) {
+    for (Unit u : units) {
+      boolean sameColumn = Math.min(u.box().x1(), b.box().x1())
+          - Math.max(u.box().x0(), b.box().x0()) > 0;
+      if (u != b && sameColumn && u.box().top() > b.box().bottom()
+          && (u instanceof Table || u instanceof Block o && size(o) > bodySize - 0.5f)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static float size(Block b) {
@@ -370,7 +419,8 @@ public final class PdfConverter implements Converter {
       emphasised &= l.emphasised();
     }
     boolean shortText = text.length() <= 150 && text.split("\\s+").length <= 20;
-    boolean startsWell = Character.isLetterOrDigit(text.codePointAt(0));
+    boolean startsWell = Character.isLetterOrDigit(text.codePointAt(0))
+        || SECTION_NUMBER.matcher(text).matches();
     if (mayBeTitle && size >= 1.4f * bodySize && b.lines().size() <= 4 && text.length() <= 250
         && b.box().top() < 0.4f * page.height()) {
       return "title";
@@ -396,6 +446,8 @@ public final class PdfConverter implements Converter {
         if (sb.charAt(n - 1) == '-' && n >= 2 && Character.isLowerCase(sb.charAt(n - 2))
             && !t.isEmpty() && Character.isLowerCase(t.charAt(0))) {
           sb.setLength(n - 1);
+        } else if (!t.isEmpty() && PdfText.joinsWithoutSpace(sb.codePointBefore(n), t.codePointAt(0))) {
+          // A line break inside Chinese or Japanese text is no word break.
         } else {
           sb.append(' ');
         }
@@ -409,6 +461,8 @@ public final class PdfConverter implements Converter {
   private static final class PdfItems {
     final List<DocItem> list = new ArrayList<>();
     final Map<Integer, Float> headerSizes = new HashMap<>();
+    /** Depth of a header's dotted numbering ("2.3" is 2), for headers numbered so. */
+    final Map<Integer, Integer> headerDepths = new HashMap<>();
     int texts;
     int tables;
     int pictures;
@@ -423,6 +477,10 @@ public final class PdfConverter implements Converter {
     /** A section header, its level settled by {@link #withHeadingLevels} once all are known. */
     void header(String text, List<Integer> pages, float size) {
       if (!text.isBlank()) {
+        java.util.regex.Matcher m = DOTTED_NUMBER.matcher(text.strip());
+        if (m.lookingAt()) {
+          headerDepths.put(list.size(), m.group(1).split("\\.").length);
+        }
         headerSizes.put(list.size(), size);
         text("section_header", text, pages, 1, 0);
       }
@@ -433,6 +491,9 @@ public final class PdfConverter implements Converter {
      * higher); otherwise every header stays at level 1, as docs/CONTRACT.md allows.
      */
     List<DocItem> withHeadingLevels() {
+      if (headerDepths.values().stream().anyMatch(d -> d >= 2)) {
+        return withNumberedLevels();
+      }
       List<Float> sizes = new ArrayList<>(new java.util.TreeSet<>(headerSizes.values()));
       java.util.Collections.reverse(sizes);
       List<Float> clusters = new ArrayList<>();
@@ -457,6 +518,21 @@ public final class PdfConverter implements Converter {
         }
         out.add(size == null ? item : new DocItem(item.position(), item.selfRef(), item.label(),
             item.text(), item.pageNumbers(), level, item.treeDepth()));
+      }
+      return out;
+    }
+
+    /**
+     * Levels from the numbering when the document numbers its sections in depth ("2", "2.1",
+     * "2.1.3"): the depth is the level, and an unnumbered header is level 1.
+     */
+    private List<DocItem> withNumberedLevels() {
+      List<DocItem> out = new ArrayList<>(list.size());
+      for (DocItem item : list) {
+        Integer depth = headerDepths.get(item.position());
+        out.add(!item.label().equals("section_header") ? item : new DocItem(item.position(),
+            item.selfRef(), item.label(), item.text(), item.pageNumbers(),
+            depth == null ? 1 : Math.min(6, depth), item.treeDepth()));
       }
       return out;
     }

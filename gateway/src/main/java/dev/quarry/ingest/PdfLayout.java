@@ -28,7 +28,7 @@ final class PdfLayout {
 
   /** A run of words on one baseline, not crossing a wide horizontal gap. */
   record Line(List<Word> words, PdfRect box, float baseline, float size, boolean bold,
-      boolean italic, boolean rotated) {
+      boolean italic, boolean rotated, boolean rtl) {
     String text() {
       StringBuilder sb = new StringBuilder();
       for (Word w : words) {
@@ -84,7 +84,9 @@ final class PdfLayout {
       // numerators stay on the line they belong to; line pitch is always well above it.
       if (!row.isEmpty()
           && Math.abs(g.baseline() - rowBaseline) > 0.45f * Math.max(g.size(), rowSize)) {
-        segments(row, lines);
+        for (List<Glyph> part : stacked(row)) {
+          segments(part, lines);
+        }
         row.clear();
       }
       if (row.isEmpty() || g.size() > rowSize) {
@@ -93,10 +95,101 @@ final class PdfLayout {
       }
       row.add(g);
     }
-    segments(row, lines);
+    for (List<Glyph> part : stacked(row)) {
+      segments(part, lines);
+    }
+  }
+
+  /**
+   * A row gathered by baseline tolerance may hold lines stacked over each other: a large heading
+   * elsewhere on the row widens the tolerance until two small lines below each other fall into it.
+   * Glyphs of distinct baselines that cover the same x belong to different lines; a superscript
+   * or a line elsewhere on the row covers no glyph of the line, and stays with it.
+   */
+  private static List<List<Glyph>> stacked(List<Glyph> row) {
+    List<List<Glyph>> levels = new ArrayList<>();
+    for (Glyph g : row) { // sorted by baseline
+      List<Glyph> last = levels.isEmpty() ? null : levels.get(levels.size() - 1);
+      if (last != null && g.baseline() - last.get(last.size() - 1).baseline() <= 0.15f * g.size()) {
+        last.add(g);
+      } else {
+        levels.add(new ArrayList<>(List.of(g)));
+      }
+    }
+    if (levels.size() == 1) {
+      return levels;
+    }
+    List<List<Glyph>> out = new ArrayList<>();
+    for (List<Glyph> level : levels) {
+      List<Glyph> home = null;
+      for (List<Glyph> o : out) {
+        if (!covers(o, level)) {
+          home = o;
+          break;
+        }
+      }
+      if (home == null) {
+        out.add(new ArrayList<>(level));
+      } else {
+        home.addAll(level);
+      }
+    }
+    return out;
+  }
+
+  private static boolean covers(List<Glyph> a, List<Glyph> b) {
+    for (Glyph x : a) {
+      for (Glyph y : b) {
+        float overlap = Math.min(x.x1(), y.x1()) - Math.max(x.x0(), y.x0());
+        if (overlap > 0.3f * Math.min(x.x1() - x.x0(), y.x1() - y.x0()) && overlap > 0.5f) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static void segments(List<Glyph> row, List<Line> out) {
+    if (row.isEmpty()) {
+      return;
+    }
+    row.sort(Comparator.comparingDouble(Glyph::x0));
+    if (interleaved(row)) {
+      // Two runs drawn over the same stretch of one baseline (a text box over another column):
+      // each run in the order it was drawn is a line of its own, never mixed glyph by glyph.
+      List<Glyph> drawn = new ArrayList<>(row);
+      drawn.sort(Comparator.comparingInt(Glyph::seq));
+      List<Glyph> run = new ArrayList<>();
+      for (Glyph g : drawn) {
+        Glyph prev = run.isEmpty() ? null : run.get(run.size() - 1);
+        if (prev != null && (g.x0() < prev.x0() || g.x0() - prev.x1() > 0.9f * g.size())) {
+          splitAtGaps(run, out);
+          run = new ArrayList<>();
+        }
+        run.add(g);
+      }
+      splitAtGaps(run, out);
+      return;
+    }
+    splitAtGaps(row, out);
+  }
+
+  /** Whether glyphs of different drawing runs overlap: one glyph reaches well into the next. */
+  private static boolean interleaved(List<Glyph> byX) {
+    int overlaps = 0;
+    for (int i = 1; i < byX.size(); i++) {
+      Glyph a = byX.get(i - 1);
+      Glyph b = byX.get(i);
+      float width = Math.min(a.x1() - a.x0(), b.x1() - b.x0());
+      if (a.x1() - b.x0() > 0.5f * width && width > 0 && Math.abs(b.seq() - a.seq()) > 1
+          && !a.text().equals(b.text())) {
+        overlaps++;
+      }
+    }
+    return overlaps >= 2;
+  }
+
+  private static void splitAtGaps(List<Glyph> row, List<Line> out) {
     if (row.isEmpty()) {
       return;
     }
@@ -135,25 +228,28 @@ final class PdfLayout {
             || CAPTION.matcher(text + " x").matches());
   }
 
-  private static Line line(List<Glyph> glyphs) {
-    List<Word> words = new ArrayList<>();
-    StringBuilder text = new StringBuilder();
+  private static Line line(List<Glyph> drawn) {
+    List<Glyph> glyphs = withMarks(drawn);
+    // Words in visual order (left to right as drawn), each a list of glyphs.
+    List<List<Glyph>> visual = new ArrayList<>();
     PdfRect box = null;
-    PdfRect wordBox = null;
     float lastX1 = 0;
     float sizeSum = 0;
     int bold = 0;
     int italic = 0;
     float baseline = 0;
+    StringBuilder all = new StringBuilder();
+    Glyph last = null;
     for (Glyph g : glyphs) {
-      PdfRect gb = new PdfRect(g.x0(), g.top(), Math.max(g.x1(), g.x0() + 0.1f), g.baseline());
-      if (wordBox != null && g.x0() - lastX1 > 0.12f * g.size()) {
-        words.add(new Word(text.toString(), wordBox));
-        text.setLength(0);
-        wordBox = null;
+      PdfRect gb = glyphBox(g);
+      if (!visual.isEmpty() && (g.x0() - lastX1 > 0.12f * g.size() || spaced(last, g))) {
+        visual.add(new ArrayList<>());
+      } else if (visual.isEmpty()) {
+        visual.add(new ArrayList<>());
       }
-      text.append(g.text());
-      wordBox = wordBox == null ? gb : wordBox.union(gb);
+      visual.get(visual.size() - 1).add(g);
+      last = g;
+      all.append(g.text());
       box = box == null ? gb : box.union(gb);
       lastX1 = Math.max(lastX1, g.x1());
       sizeSum += g.size();
@@ -161,7 +257,16 @@ final class PdfLayout {
       italic += g.italic() ? 1 : 0;
       baseline = Math.max(baseline, g.baseline());
     }
-    words.add(new Word(text.toString(), wordBox));
+    boolean rtl = false;
+    List<Word> words = new ArrayList<>();
+    if (PdfText.hasRightToLeft(all)) {
+      rtl = PdfText.rightToLeftBase(all);
+      words = logicalWords(visual, rtl);
+    } else {
+      for (List<Glyph> w : visual) {
+        words.add(word(w));
+      }
+    }
     int n = glyphs.size();
     boolean rotated = glyphs.get(0).onPage() != null;
     if (rotated) {
@@ -178,7 +283,121 @@ final class PdfLayout {
       words = placed;
     }
     return new Line(List.copyOf(words), box, baseline, sizeSum / n, bold * 10 >= n * 9,
-        italic * 10 >= n * 9, rotated);
+        italic * 10 >= n * 9, rotated, rtl);
+  }
+
+  /**
+   * A word break between two glyphs that touch: a space drawn between them in drawing order,
+   * however narrow, or a change of writing direction (a Latin name inside Arabic text).
+   */
+  private static boolean spaced(Glyph a, Glyph b) {
+    return b.seq() == a.seq() + 1 && b.spaceBefore() || a.seq() == b.seq() + 1 && a.spaceBefore()
+        || PdfText.strongDirection(a.text()) * PdfText.strongDirection(b.text()) < 0;
+  }
+
+  /**
+   * Combining marks (Arabic vowel signs, Hebrew points) are drawn as glyphs of their own over
+   * their letter; each joins the glyph it sits on (its predecessor in drawing order when that is
+   * on the line) so that it neither splits a word nor lands before its letter.
+   */
+  private static List<Glyph> withMarks(List<Glyph> glyphs) {
+    boolean any = false;
+    for (Glyph g : glyphs) {
+      any |= PdfText.isMark(g.text());
+    }
+    if (!any || glyphs.size() < 2) {
+      return glyphs;
+    }
+    List<Glyph> out = new ArrayList<>(glyphs);
+    java.util.Map<Integer, Integer> bySeq = new java.util.HashMap<>();
+    for (int i = 0; i < out.size(); i++) {
+      bySeq.put(out.get(i).seq(), i);
+    }
+    boolean[] gone = new boolean[out.size()];
+    for (int i = 0; i < out.size(); i++) {
+      Glyph m = out.get(i);
+      if (!PdfText.isMark(m.text())) {
+        continue;
+      }
+      Integer base = bySeq.get(m.seq() - 1);
+      if (base == null || gone[base]) {
+        float best = Float.MAX_VALUE;
+        for (int j = 0; j < out.size(); j++) {
+          float d = Math.abs(out.get(j).x0() + out.get(j).x1() - m.x0() - m.x1());
+          if (j != i && !gone[j] && !PdfText.isMark(out.get(j).text()) && d < best) {
+            best = d;
+            base = j;
+          }
+        }
+      }
+      if (base == null) {
+        continue;
+      }
+      Glyph b = out.get(base);
+      out.set(base, new Glyph(b.text() + m.text(), b.x0(), b.x1(), b.top(), b.baseline(),
+          b.size(), b.bold(), b.italic(), b.direction(), b.onPage(), b.seq(), b.spaceBefore()));
+      gone[i] = true;
+    }
+    List<Glyph> kept = new ArrayList<>();
+    for (int i = 0; i < out.size(); i++) {
+      if (!gone[i]) {
+        kept.add(out.get(i));
+      }
+    }
+    return kept;
+  }
+
+  private static PdfRect glyphBox(Glyph g) {
+    return new PdfRect(g.x0(), g.top(), Math.max(g.x1(), g.x0() + 0.1f), g.baseline());
+  }
+
+  private static Word word(List<Glyph> glyphs) {
+    StringBuilder text = new StringBuilder();
+    PdfRect box = null;
+    for (Glyph g : glyphs) {
+      text.append(g.text());
+      box = box == null ? glyphBox(g) : box.union(glyphBox(g));
+    }
+    return new Word(text.toString(), box);
+  }
+
+  /**
+   * A line drawn in visual order, put in logical order: each glyph stands for one character (its
+   * first) in a string of the line with single spaces between words, the string's logical order
+   * comes from {@link PdfText#visualToLogical}, and the glyphs follow it. A glyph's own text (a
+   * ligature of several letters) keeps its order.
+   */
+  private static List<Word> logicalWords(List<List<Glyph>> visual, boolean rtlBase) {
+    StringBuilder s = new StringBuilder();
+    List<Glyph> at = new ArrayList<>();
+    for (List<Glyph> w : visual) {
+      if (!s.isEmpty()) {
+        s.append(' ');
+        at.add(null);
+      }
+      for (Glyph g : w) {
+        s.append(g.text().charAt(0));
+        at.add(g);
+      }
+    }
+    int[] order = PdfText.visualToLogical(s.toString(), rtlBase);
+    List<Word> words = new ArrayList<>();
+    List<Glyph> current = new ArrayList<>();
+    for (int k : order) {
+      Glyph g = at.get(k);
+      if (g == null) {
+        if (!current.isEmpty()) {
+          words.add(word(current));
+          current = new ArrayList<>();
+        }
+      } else {
+        current.add(g);
+      }
+    }
+    if (!current.isEmpty()) {
+      words.add(word(current));
+    }
+    return words;
   }
 
   // ---- tables ----
@@ -280,7 +499,10 @@ final class PdfLayout {
     if (inside.size() < 2) {
       return null;
     }
-    boolean ruledColumns = xs.size() >= 3;
+    // Column rules: three or more, or inner ones drawn over the table's whole height (a table
+    // framed by horizontal rules only, its columns divided by one or two vertical rules).
+    boolean ruledColumns = xs.size() >= 3 || ys.size() >= 3 && !xs.isEmpty()
+        && innerColumnsRuled(component, xs, box);
     List<Float> colEdges = ruledColumns ? withEdges(xs, box.x0(), box.x1()) : textColumns(inside, box);
     List<Float> rowEdges = ruledColumns ? withEdges(ys, box.top(), box.bottom()) : textRows(inside, box);
     int rows = rowEdges.size() - 1;
@@ -321,6 +543,34 @@ final class PdfLayout {
     }
     lines.removeAll(inside);
     return new Table(box, out);
+  }
+
+  private static boolean innerColumnsRuled(List<Ruling> rulings, List<Float> xs, PdfRect box) {
+    for (float x : xs) {
+      if (x - box.x0() < 5 || box.x1() - x < 5) {
+        return false;
+      }
+      List<Ruling> at = new ArrayList<>();
+      for (Ruling r : rulings) {
+        if (!r.horizontal() && Math.abs(r.pos() - x) <= 2) {
+          at.add(r);
+        }
+      }
+      at.sort(Comparator.comparingDouble(Ruling::from));
+      float covered = 0;
+      float reach = -Float.MAX_VALUE;
+      for (Ruling r : at) { // the union of the segments: a rule may be drawn twice
+        float from = Math.max(r.from(), reach);
+        if (r.to() > from) {
+          covered += r.to() - from;
+        }
+        reach = Math.max(reach, r.to());
+      }
+      if (covered < 0.8f * box.height()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static List<Float> positions(List<Ruling> rulings, boolean horizontal) {
@@ -783,6 +1033,7 @@ final class PdfLayout {
   static List<Block> blocks(List<Line> lines) {
     List<Line> sorted = new ArrayList<>(lines);
     sorted.sort(Comparator.comparingDouble(Line::baseline).thenComparingDouble(l -> l.box().x0()));
+    java.util.Map<Integer, Float> pitches = linePitches(sorted);
     List<List<Line>> open = new ArrayList<>();
     List<List<Line>> all = new ArrayList<>();
     for (Line line : sorted) {
@@ -790,7 +1041,7 @@ final class PdfLayout {
       float bestOverlap = 0;
       for (List<Line> block : open) {
         Line last = block.get(block.size() - 1);
-        if (!continues(block, last, line)) {
+        if (!continues(block, last, line, pitches)) {
           continue;
         }
         float overlap = Math.min(last.box().x1(), line.box().x1())
@@ -820,10 +1071,46 @@ final class PdfLayout {
     return blocks;
   }
 
-  private static boolean continues(List<Line> block, Line last, Line line) {
+  /**
+   * The page's usual line pitch per font size (rounded to the point): the most common distance
+   * from a line to the next one below it in the same column and size. Leading differs by script
+   * and house style (Korean and Japanese are often set at 160-180% of the size), so a fixed
+   * ratio would split every paragraph of such a page into single lines.
+   */
+  static java.util.Map<Integer, Float> linePitches(List<Line> byBaseline) {
+    java.util.Map<Integer, java.util.Map<Integer, Integer>> counts = new java.util.HashMap<>();
+    for (int i = 0; i < byBaseline.size(); i++) {
+      Line a = byBaseline.get(i);
+      for (int j = i + 1; j < byBaseline.size(); j++) {
+        Line b = byBaseline.get(j);
+        float pitch = b.baseline() - a.baseline();
+        if (pitch > 2.5f * a.size()) {
+          break;
+        }
+        if (pitch > 0.3f * a.size() && Math.abs(a.size() - b.size()) <= 0.7f
+            && Math.min(a.box().x1(), b.box().x1()) - Math.max(a.box().x0(), b.box().x0()) > 0) {
+          counts.computeIfAbsent(Math.round(a.size()), k -> new java.util.HashMap<>())
+              .merge(Math.round(pitch * 2), 1, Integer::sum);
+          break;
+        }
+      }
+    }
+    java.util.Map<Integer, Float> out = new java.util.HashMap<>();
+    counts.forEach((size, byPitch) -> byPitch.entrySet().stream()
+        .filter(e -> e.getValue() >= 3).max(java.util.Map.Entry.comparingByValue())
+        .ifPresent(e -> out.put(size, e.getKey() / 2f)));
+    return out;
+  }
+
+  private static boolean continues(List<Line> block, Line last, Line line,
+      java.util.Map<Integer, Float> pitches) {
     float pitch = line.baseline() - last.baseline();
     float size = Math.max(line.size(), last.size());
-    if (pitch <= 0.3f * size || pitch > 1.5f * size) {
+    float usual = Math.max(pitches.getOrDefault(Math.round(last.size()), 0f),
+        pitches.getOrDefault(Math.round(line.size()), 0f));
+    // The page's own leading when it is a plausible one, else 1.5 times the size.
+    float maxPitch = usual > 1.5f * size && usual <= 2.2f * size ? 1.08f * usual : 1.5f * size;
+    if (pitch <= 0.3f * size || pitch > maxPitch) {
       return false;
     }
     if (Math.abs(line.size() - last.size()) > 0.7f || line.emphasised() != last.emphasised()) {
@@ -839,6 +1126,14 @@ final class PdfLayout {
       return false;
     }
     boolean listItem = LIST_MARKER.matcher(block.get(0).text()).matches();
+    if (line.rtl() && last.rtl()) {
+      // Right-to-left paragraphs indent at the right edge and end short on the left.
+      float blockX1 = block.get(0).box().x1();
+      for (Line l : block) {
+        blockX1 = Math.max(blockX1, l.box().x1());
+      }
+      return listItem || blockX1 - line.box().x1() <= 0.8f * line.size();
+    }
     float blockX0 = block.get(0).box().x0();
     for (Line l : block) {
       blockX0 = Math.min(blockX0, l.box().x0());

@@ -37,17 +37,18 @@ final class PdfPageReader {
   /**
    * One glyph (or ligature) of text. Coordinates run along the text's own direction, so turned
    * text still forms lines; {@code onPage} is where the glyph sits in the page's frame, null when
-   * it runs in the frame's direction.
+   * it runs in the frame's direction. {@code seq} counts the page's glyphs in drawing order, and
+   * {@code spaceBefore} says that a space was drawn between this glyph and the one before.
    */
   record Glyph(String text, float x0, float x1, float top, float baseline, float size,
-      boolean bold, boolean italic, int direction, PdfRect onPage) {}
+      boolean bold, boolean italic, int direction, PdfRect onPage, int seq, boolean spaceBefore) {}
 
   /** A thin horizontal or vertical line: at {@code pos} (y or x), from {@code from} to {@code to}. */
   record Ruling(boolean horizontal, float pos, float from, float to) {}
 
   /** What one page holds. */
   record Page(int number, float width, float height, List<Glyph> glyphs, List<Ruling> rulings,
-      List<PdfRect> images) {}
+      List<PdfRect> images, int undecodable) {}
 
   private PdfPageReader() {}
 
@@ -75,7 +76,7 @@ final class PdfPageReader {
         PdfRect onPage = frame.map(new PdfRect(o[0] - reach, o[1] - reach, o[0] + reach,
             o[1] + reach));
         placed.add(new Glyph(g.text(), g.x0(), g.x1(), g.top(), g.baseline(), g.size(), g.bold(),
-            g.italic(), g.direction(), onPage));
+            g.italic(), g.direction(), onPage, g.seq(), g.spaceBefore()));
       }
     }
     List<Ruling> rulings = new ArrayList<>(graphics.rulings.size());
@@ -86,7 +87,8 @@ final class PdfPageReader {
     for (PdfRect r : graphics.images) {
       images.add(frame.map(r));
     }
-    return new Page(pageIndex + 1, frame.width(), frame.height(), placed, rulings, images);
+    return new Page(pageIndex + 1, frame.width(), frame.height(), placed, rulings, images,
+        glyphs.undecodable);
   }
 
   /**
@@ -131,6 +133,9 @@ final class PdfPageReader {
     final List<Glyph> glyphs = new ArrayList<>();
     final List<float[]> origins = new ArrayList<>();
     final java.util.Map<Integer, Integer> directions = new java.util.HashMap<>();
+    /** Glyphs dropped because their font maps them to no real character. */
+    int undecodable;
+    private boolean pendingSpace;
     private final float pageHeight;
 
     GlyphCollector(float pageHeight) throws IOException {
@@ -147,6 +152,12 @@ final class PdfPageReader {
       }
       String unicode = text.getUnicode();
       if (unicode == null || unicode.isBlank()) {
+        pendingSpace |= unicode != null;
+        return;
+      }
+      unicode = PdfText.decoded(unicode);
+      if (unicode == null) {
+        undecodable++;
         return;
       }
       // The glyph's height scale: PDFBox's own point size goes wrong for text turned by 180°.
@@ -170,7 +181,8 @@ final class PdfPageReader {
       origins.add(new float[] {tm.getTranslateX(), pageHeight - tm.getTranslateY()});
       directions.merge(direction, 1, Integer::sum);
       glyphs.add(new Glyph(unicode, x0, x1, baseline - size * 0.75f, baseline, size, bold,
-          italic, direction, null));
+          italic, direction, null, glyphs.size(), pendingSpace));
+      pendingSpace = false;
     }
 
     int dominantDirection() {

@@ -43,9 +43,9 @@ class ConversionThresholdsTest {
       Map.entry("md/wiki.md", new Threshold(1.0, 1.0, 0, 0)),
       Map.entry("pdf/2305.03393v1-pg9.pdf", new Threshold(1.0, 1.0, 1, 1)),
       Map.entry("pdf/amt_handbook_sample.pdf", new Threshold(1.0, 1.0, 0, 0)),
-      Map.entry("pdf/normal_4pages.pdf", new Threshold(0.972, 0.415, 0, 0)),
+      Map.entry("pdf/normal_4pages.pdf", new Threshold(0.991, 0.873, 1, 0)),
       // Right-to-left text comes out reversed today (the pdf work fixes it); 0 labels aligned.
-      Map.entry("pdf/right_to_left_01.pdf", new Threshold(0.069, 0.0, 0, 0)));
+      Map.entry("pdf/right_to_left_01.pdf", new Threshold(0.987, 1.0, 0, 0)));
 
   private static Path docling() {
     return SharedData.path("docling");

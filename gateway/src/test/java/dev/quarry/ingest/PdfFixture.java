@@ -7,6 +7,8 @@ import org.apache.pdfbox.pdmodel.PDDocument;
 import org.apache.pdfbox.pdmodel.PDPage;
 import org.apache.pdfbox.pdmodel.PDPageContentStream;
 import org.apache.pdfbox.pdmodel.common.PDRectangle;
+import org.apache.pdfbox.pdmodel.font.PDFont;
+import org.apache.pdfbox.pdmodel.font.PDType0Font;
 import org.apache.pdfbox.pdmodel.font.PDType1Font;
 import org.apache.pdfbox.pdmodel.font.Standard14Fonts.FontName;
 import org.apache.pdfbox.pdmodel.graphics.image.LosslessFactory;
@@ -56,7 +58,7 @@ final class PdfFixture implements AutoCloseable {
     return this;
   }
 
-  PdfFixture text(float x, float baseline, PDType1Font font, float size, String text)
+  PdfFixture text(float x, float baseline, PDFont font, float size, String text)
       throws IOException {
     content.beginText();
     content.setFont(font, size);
@@ -75,13 +77,44 @@ final class PdfFixture implements AutoCloseable {
   }
 
   /** Lines of body text at a fixed pitch; returns the baseline after the last one. */
-  float lines(float x, float baseline, PDType1Font font, float size, float pitch,
+  float lines(float x, float baseline, PDFont font, float size, float pitch,
       String... lines) throws IOException {
     for (String l : lines) {
       text(x, baseline, font, size, l);
       baseline += pitch;
     }
     return baseline;
+  }
+
+  /**
+   * A TrueType font embedded in this document (for scripts the standard 14 fonts lack). PDFBox
+   * draws a string's characters left to right as given: right-to-left text is passed in visual
+   * order, as PDF writers lay it out.
+   */
+  PDFont trueType(java.nio.file.Path ttf) throws IOException {
+    return PDType0Font.load(doc, ttf.toFile());
+  }
+
+  /** A horizontal rule from x0 to x1 at y (top-down). */
+  PdfFixture rule(float x0, float x1, float y) throws IOException {
+    content.moveTo(x0, HEIGHT - y);
+    content.lineTo(x1, HEIGHT - y);
+    content.stroke();
+    return this;
+  }
+
+  /** A vertical rule at x from top to bottom (top-down). */
+  PdfFixture verticalRule(float x, float top, float bottom) throws IOException {
+    content.moveTo(x, HEIGHT - top);
+    content.lineTo(x, HEIGHT - bottom);
+    content.stroke();
+    return this;
+  }
+
+  /** Text ending at {@code right}: figures set flush right in their column. */
+  PdfFixture rightAligned(float right, float baseline, PDFont font, float size, String text)
+      throws IOException {
+    return text(right - font.getStringWidth(text) / 1000 * size, baseline, font, size, text);
   }
 
   /** Text turned 90° anticlockwise, reading upwards from (x, baseline). */

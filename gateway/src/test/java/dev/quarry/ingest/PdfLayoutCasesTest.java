@@ -392,4 +392,171 @@ class PdfLayoutCasesTest {
       assertThat(doc.items()).extracting(DocItem::label).containsExactly("picture");
     }
   }
+
+  /** DejaVu Sans, from Debian's fonts-dejavu-core (on the machine image): it has Hebrew. */
+  private static final java.nio.file.Path HEBREW_FONT =
+      java.nio.file.Path.of("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
+
+  /**
+   * A right-to-left line as a PDF writer lays it out: words in reverse order, the letters of each
+   * Hebrew word reversed, Latin words and numbers as they are.
+   */
+  private static String visual(String logical) {
+    List<String> words = new java.util.ArrayList<>(List.of(logical.split(" ")));
+    java.util.Collections.reverse(words);
+    StringBuilder sb = new StringBuilder();
+    for (String w : words) {
+      boolean hebrew = w.chars().anyMatch(c -> c >= 0x0590 && c <= 0x05FF);
+      sb.append(sb.isEmpty() ? "" : " ")
+          .append(hebrew ? new StringBuilder(w).reverse().toString() : w);
+    }
+    return sb.toString();
+  }
+
+  @Test
+  @DisplayName("right-to-left text drawn in visual order reads in logical order, Latin words and"
+      + " numbers inside it kept as they are, and a paragraph's lines join at the right margin")
+  void rightToLeft() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      org.apache.pdfbox.pdmodel.font.PDFont font = pdf.trueType(HEBREW_FONT);
+      String heading = "דוח שנתי";
+      String line1 = "בשנת 2024 עברה המערכת Quarry לגרסה חדשה";
+      String line2 = "והיא קוראת עכשיו עברית";
+      String line3 = "פסקה שנייה מתחילה כאן";
+      pdf.rightAligned(540, 90, font, 16, visual(heading));
+      pdf.rightAligned(540, 120, font, 11, visual(line1));
+      pdf.rightAligned(540, 135, font, 11, visual(line2));
+      pdf.rightAligned(525, 160, font, 11, visual(line3)); // indented at the right: a new paragraph
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::text)
+          .containsExactly(heading, line1 + " " + line2, line3);
+      assertThat(doc.items().get(0).label()).isIn("title", "section_header");
+    }
+  }
+
+  @Test
+  @DisplayName("paragraphs set with wide leading (170% of the size) are joined line by line,"
+      + " each first-line indent starting the next one")
+  void wideLeading() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      float y = pdf.lines(72, 100, REGULAR, 11, 18.7f, BODY);
+      pdf.lines(86, y, REGULAR, 11, 18.7f, MORE_BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::text).containsExactly(
+          String.join(" ", BODY), String.join(" ", MORE_BODY));
+    }
+  }
+
+  @Test
+  @DisplayName("two runs drawn over each other on one baseline stay two lines, never mixed letter"
+      + " by letter; two small lines stacked beside a large heading stay apart")
+  void overlappingRuns() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(72, 100, SANS, 9, "Published by the Survey Office");
+      pdf.text(76, 100, SANS, 9, "Issued quarterly since 1998");
+      pdf.text(72, 134, SANS, 9, "Publisher Office");
+      pdf.text(72, 150, SANS, 9, "Editor Kim");
+      pdf.text(400, 142, BOLD, 26, "Issues");
+      ConvertedDocument doc = convert(pdf);
+
+      List<String> texts = doc.items().stream().map(DocItem::text).toList();
+      String all = String.join(" | ", texts);
+      assertThat(all).contains("Published by the Survey Office", "Issued quarterly since 1998",
+          "Publisher Office", "Editor Kim", "Issues");
+    }
+  }
+
+  @Test
+  @DisplayName("footnotes, smaller and marked at the foot of the page, are labelled footnote; a"
+      + " marked note above the body text is not")
+  void footnotes() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.lines(72, 100, REGULAR, 11, 14, BODY);
+      pdf.lines(72, 160, REGULAR, 11, 14, MORE_BODY);
+      pdf.rule(72, 200, 690);
+      pdf.text(72, 705, REGULAR, 8, "1) The depth is measured from the surface of the water.");
+      pdf.text(72, 716, REGULAR, 8, "2) Cores shorter than 10 cm are logged but not split,");
+      pdf.text(80, 726, REGULAR, 8, "because they break apart when dried.");
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::text).containsExactly(
+          tuple("text", String.join(" ", BODY)),
+          tuple("text", String.join(" ", MORE_BODY)),
+          tuple("footnote", "1) The depth is measured from the surface of the water."),
+          tuple("footnote", "2) Cores shorter than 10 cm are logged but not split, because they"
+              + " break apart when dried."));
+    }
+  }
+
+  @Test
+  @DisplayName("numbered section headers in a heading font are section_header items leveled by"
+      + " their numbering's depth; a numbered list in the body font stays a list")
+  void numberedHeaders() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.text(72, 90, BOLD, 12, "1. Introduction");
+      pdf.lines(72, 110, REGULAR, 11, 14, BODY);
+      pdf.text(72, 165, BOLD, 11, "1.1 Scope of the survey");
+      pdf.lines(72, 185, REGULAR, 11, 14, MORE_BODY);
+      pdf.text(72, 225, BOLD, 11, "(2) Sampling");
+      pdf.text(72, 250, REGULAR, 11, "1. Mark the site on the map.");
+      pdf.text(72, 265, REGULAR, 11, "2. Record the depth of the core.");
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(doc.items()).extracting(DocItem::label, DocItem::text, DocItem::headingLevel)
+          .containsExactly(
+              tuple("section_header", "1. Introduction", 1),
+              tuple("text", String.join(" ", BODY), 0),
+              tuple("section_header", "1.1 Scope of the survey", 2),
+              tuple("text", String.join(" ", MORE_BODY), 0),
+              tuple("section_header", "(2) Sampling", 1),
+              tuple("list_item", "1. Mark the site on the map.", 0),
+              tuple("list_item", "2. Record the depth of the core.", 0));
+    }
+  }
+
+  @Test
+  @DisplayName("glyphs mapped to control or private-use characters are dropped, ligatures and"
+      + " Arabic presentation forms become letters")
+  void undecodableGlyphs() {
+    assertThat(PdfText.decoded("\u0001")).isNull();
+    assertThat(PdfText.decoded("\uE012")).isNull();
+    assertThat(PdfText.decoded("\uFFFD")).isNull();
+    assertThat(PdfText.decoded("a")).isEqualTo("a");
+    assertThat(PdfText.decoded("\uFB01")).isEqualTo("fi");
+    assertThat(PdfText.decoded("\uFEFB")).isEqualTo("\u0644\u0627");
+    assertThat(PdfText.joinsWithoutSpace('\u6587', '\u5B57')).isTrue();
+    assertThat(PdfText.joinsWithoutSpace('\uD55C', '\uAE00')).isFalse();
+  }
+
+  @Test
+  @DisplayName("a table framed by horizontal rules with one vertical rule dividing its columns"
+      + " takes its cells from the rules: a cell of two lines stays one cell")
+  void horizontalRulesAndOneColumnRule() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.lines(72, 90, REGULAR, 11, 14, BODY);
+      float[] rules = {140, 160, 195, 230};
+      for (float y : rules) {
+        pdf.rule(72, 400, y);
+      }
+      pdf.verticalRule(160, 140, 230);
+      pdf.text(76, 154, BOLD, 10, "Kind");
+      pdf.text(164, 154, BOLD, 10, "Rule");
+      pdf.text(76, 174, REGULAR, 10, "Cores");
+      pdf.text(164, 174, REGULAR, 10, "Photographed before they are split,");
+      pdf.text(164, 188, REGULAR, 10, "then logged with the site and depth.");
+      pdf.text(76, 209, REGULAR, 10, "Water");
+      pdf.text(164, 209, REGULAR, 10, "Sampled at three depths,");
+      pdf.text(164, 223, REGULAR, 10, "each bottle labelled on the spot.");
+      ConvertedDocument doc = convert(pdf);
+
+      DocItem table = doc.items().stream().filter(i -> i.label().equals("table")).findFirst()
+          .orElseThrow();
+      assertThat(PdfStatementsTest.cells(table.text())).containsExactly(
+          List.of("Kind", "Rule"),
+          List.of("Cores", "Photographed before they are split, then logged with the site and depth."),
+          List.of("Water", "Sampled at three depths, each bottle labelled on the spot."));
+    }
+  }
 }

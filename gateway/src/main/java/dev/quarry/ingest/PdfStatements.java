@@ -1,0 +1,499 @@
+package dev.quarry.ingest;
+
+import dev.quarry.ingest.PdfLayout.Line;
+import dev.quarry.ingest.PdfLayout.Table;
+import dev.quarry.ingest.PdfLayout.Word;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Tables of figures drawn without a grid: the financial statements of filings and reports. Such
+ * a table is a block of rows whose right part holds figures aligned in columns, set apart from
+ * the row's label by a wide gap; the lines above it whose text sits over those columns are its
+ * header (the periods: years, quarters, dates). Each row of the page is one row of the table, so
+ * two line items never share a row; a currency sign and the brackets of a negative figure stay in
+ * the figure's cell; a label that wraps onto a second line joins its row.
+ */
+final class PdfStatements {
+  /** A figure: 4,869 (56) 12.5% $1,234 (1.2)% or a dash for nil. */
+  private static final Pattern FIGURE = Pattern.compile(
+      "[(\\[]?[-−–]?[$€£¥]?[(]?\\d[\\d,]*(\\.\\d+)?[)]?%?[)\\]]?|[—–−-]{1,3}|n/?[ma]");
+  private static final Pattern SIGN = Pattern.compile("[$€£¥]|US\\$");
+  private static final Pattern CLOSER = Pattern.compile("[)%]+|\\)%");
+  private static final Pattern YEAR = Pattern.compile("(19|20)\\d\\d");
+
+  private PdfStatements() {}
+
+  /** One figure cell of a row: its text ("$ 4,869", "(56)") and extent. */
+  private record Cell(String text, float x0, float x1) {}
+
+  /** A row of the page: its lines, the label's words and the figure cells at its right. */
+  private record Row(List<Line> lines, List<Word> label, List<Cell> cells, float baseline,
+      float size) {
+    boolean figures() {
+      return !cells.isEmpty();
+    }
+
+    /** Figures that are all years, and no label: a header row of periods. */
+    boolean yearsOnly() {
+      return label.isEmpty() && cells.stream().allMatch(c -> YEAR.matcher(c.text()).matches());
+    }
+
+    float x0() {
+      return lines.get(0).box().x0();
+    }
+
+    float x1() {
+      float x = 0;
+      for (Line l : lines) {
+        x = Math.max(x, l.box().x1());
+      }
+      return x;
+    }
+  }
+
+  /** Finds statement tables among {@code lines} and removes the lines they hold. */
+  static List<Table> find(List<Line> lines, List<PdfPageReader.Ruling> rulings) {
+    List<Row> rows = rows(outsideGrids(lines, rulings));
+    List<Table> tables = new ArrayList<>();
+    int i = 0;
+    while (i < rows.size()) {
+      if (!rows.get(i).figures() || rows.get(i).yearsOnly()) {
+        i++;
+        continue;
+      }
+      // A run of figure rows, with short label rows (section labels, wrapped labels) among them.
+      int end = i + 1;
+      int lastFigures = i;
+      int figureRows = 1;
+      while (end < rows.size() && end - lastFigures <= 4
+          && rows.get(end).baseline() - rows.get(end - 1).baseline()
+              <= 3.2f * Math.max(rows.get(end).size(), rows.get(end - 1).size())
+          && (rows.get(end).figures() || shortLabel(rows.get(end)))) {
+        if (rows.get(end).figures()) {
+          lastFigures = end;
+          figureRows++;
+        }
+        end++;
+      }
+      // Label rows keep to the label area: a line of prose across the columns ends the table.
+      List<float[]> columns = columns(rows.subList(i, lastFigures + 1));
+      if (!columns.isEmpty()) {
+        float left = columns.get(0)[0];
+        for (int r = i + 1; r <= lastFigures; r++) {
+          Row row = rows.get(r);
+          if (!row.figures() && row.x1() > left + row.size()) {
+            figureRows = 0;
+            for (int k = i; k < r; k++) {
+              if (rows.get(k).figures()) {
+                lastFigures = k;
+                figureRows++;
+              }
+            }
+            break;
+          }
+        }
+      }
+      Table t = figureRows >= 3 ? table(rows, i, lastFigures + 1, lines) : null;
+      if (t != null) {
+        tables.add(t);
+      }
+      i = lastFigures + 1;
+    }
+    return tables;
+  }
+
+  /**
+   * The lines not inside a grid of rulings whose rows are drawn too: those tables are ruled. A
+   * grid of column rules alone, with many text rows between two horizontal rules, is a
+   * statement with column separators, and stays here.
+   */
+  private static List<Line> outsideGrids(List<Line> lines, List<PdfPageReader.Ruling> rulings) {
+    List<PdfRect> grids = new ArrayList<>();
+    for (List<PdfPageReader.Ruling> c : PdfLayout.components(rulings)) {
+      java.util.Set<Integer> xs = new java.util.HashSet<>();
+      java.util.Set<Integer> ys = new java.util.HashSet<>();
+      PdfRect box = null;
+      for (PdfPageReader.Ruling r : c) {
+        (r.horizontal() ? ys : xs).add(Math.round(r.pos() / 3));
+        PdfRect rb = r.horizontal() ? new PdfRect(r.from(), r.pos(), r.to(), r.pos())
+            : new PdfRect(r.pos(), r.from(), r.pos(), r.to());
+        box = box == null ? rb : box.union(rb);
+      }
+      java.util.Set<Integer> fullWidth = new java.util.HashSet<>();
+      for (PdfPageReader.Ruling r : c) {
+        if (r.horizontal() && r.to() - r.from() >= 0.9f * box.width()) {
+          fullWidth.add(Math.round(r.pos() / 3));
+        }
+      }
+      if (rowsRunOutside(box, lines)) {
+        continue; // rules under a statement's figure columns, its labels outside them
+      }
+      if (fullWidth.size() >= 3) {
+        grids.add(box); // top, middle and bottom rules across the table: a booktabs table
+      } else if (xs.size() >= 3 && ys.size() >= 2) {
+        java.util.Set<Integer> baselines = new java.util.HashSet<>();
+        for (Line l : lines) {
+          if (box.contains(l.box().centerX(), l.box().centerY())) {
+            baselines.add(Math.round(l.baseline() / 2));
+          }
+        }
+        if (ys.size() - 1 >= 0.6f * baselines.size()) {
+          grids.add(box);
+        }
+      }
+    }
+    if (grids.isEmpty()) {
+      return lines;
+    }
+    List<Line> out = new ArrayList<>();
+    for (Line l : lines) {
+      if (grids.stream().noneMatch(g -> g.contains(l.box().centerX(), l.box().centerY()))) {
+        out.add(l);
+      }
+    }
+    return out;
+  }
+
+  /** Whether text on the baseline of a line inside {@code box} lies outside it. */
+  private static boolean rowsRunOutside(PdfRect box, List<Line> lines) {
+    List<Float> inside = new ArrayList<>();
+    for (Line l : lines) {
+      if (box.contains(l.box().centerX(), l.box().centerY())) {
+        inside.add(l.baseline());
+      }
+    }
+    for (Line l : lines) {
+      if (!box.contains(l.box().centerX(), l.box().centerY())
+          && l.baseline() >= box.top() - 2 && l.baseline() <= box.bottom() + 2
+          && (l.box().x1() < box.x0() || l.box().x0() > box.x1())) {
+        for (float b : inside) {
+          if (Math.abs(b - l.baseline()) <= Math.max(2, 0.3f * l.size())) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  private static boolean shortLabel(Row r) {
+    return r.label().size() <= 16 && r.lines().size() <= 2;
+  }
+
+  private static Table table(List<Row> rows, int from, int to, List<Line> lines) {
+    List<float[]> columns = columns(rows.subList(from, to));
+    if (columns.isEmpty()) {
+      return null;
+    }
+    float left = columns.get(0)[0];
+    float size = rows.get(from).size();
+    int labelled = 0;
+    int figureRows = 0;
+    for (int r = from; r < to; r++) {
+      if (rows.get(r).figures()) {
+        figureRows++;
+        labelled += rows.get(r).label().isEmpty() ? 0 : 1;
+      }
+    }
+    if (columns.size() < 2 && labelled < figureRows) {
+      return null; // a single column of bare numbers: a list, not a statement
+    }
+    // The header: rows just above whose text lies over the columns (periods, dates, units).
+    // Section labels ("Revenue:", "Cash flows from operating activities:") may stand between the
+    // header and the first figures; they are rows of the table when a header is found above them.
+    int labels = 0;
+    while (labels < 2 && from - labels > 0 && headerAbove(rows, from - labels, left, size)
+        && !rows.get(from - labels - 1).figures()
+        && rows.get(from - labels - 1).x1() <= left - size) {
+      labels++;
+    }
+    int top = from - labels;
+    while (top > 0 && from - labels - top < 6 && headerAbove(rows, top, left, size)
+        && headerLike(rows.get(top - 1), left, size)) {
+      top--;
+    }
+    if (top == from - labels) {
+      top = from;
+      labels = 0;
+    }
+    int headerEnd = from - labels;
+    from = headerEnd;
+    List<Line> used = new ArrayList<>();
+    List<List<String>> grid = new ArrayList<>();
+    int cols = columns.size() + 1;
+    if (top < from) {
+      List<StringBuilder> header = new ArrayList<>();
+      for (int c = 0; c < cols; c++) {
+        header.add(new StringBuilder());
+      }
+      float groupCentre = (left + columns.get(columns.size() - 1)[1]) / 2;
+      float groupWidth = columns.get(columns.size() - 1)[1] - left;
+      for (int r = top; r < headerEnd; r++) {
+        List<Line> overColumns = rows.get(r).lines().stream()
+            .filter(l -> l.box().x1() > left + 0.5f * size).toList();
+        for (Line l : rows.get(r).lines()) {
+          used.add(l);
+          // A line alone on its row, centred over the columns, heads them all ("Years Ended").
+          boolean spansAll = columns.size() >= 2 && overColumns.size() == 1
+              && overColumns.get(0) == l
+              && Math.abs(l.box().centerX() - groupCentre) <= 0.15f * groupWidth;
+          List<Integer> targets = spansAll ? java.util.stream.IntStream.rangeClosed(1,
+              columns.size()).boxed().toList() : headerColumns(l, columns, left, size);
+          for (int c : targets) {
+            append(header.get(c), l.text());
+          }
+        }
+      }
+      List<String> h = new ArrayList<>();
+      for (StringBuilder sb : header) {
+        h.add(sb.toString());
+      }
+      grid.add(h);
+    }
+    List<Boolean> hasFigures = new ArrayList<>();
+    for (int r = from; r < to; r++) {
+      Row row = rows.get(r);
+      used.addAll(row.lines());
+      String label = PdfLayout.joinWords(row.label());
+      List<String> cells = new ArrayList<>();
+      cells.add(label);
+      for (int c = 1; c < cols; c++) {
+        cells.add("");
+      }
+      for (Cell cell : row.cells()) {
+        int c = column(cell, columns) + 1;
+        cells.set(c, cells.get(c).isEmpty() ? cell.text() : cells.get(c) + " " + cell.text());
+      }
+      boolean bodyAbove = !grid.isEmpty() && grid.size() > (top < from ? 1 : 0);
+      boolean continues = !label.isEmpty() && bodyAbove
+          && (Character.isLowerCase(label.codePointAt(0))
+              || !hasFigures.get(hasFigures.size() - 1)
+                  && runsOn(grid.get(grid.size() - 1).get(0)));
+      if (continues && !row.figures()) {
+        // The second line of the label above.
+        List<String> prev = grid.get(grid.size() - 1);
+        prev.set(0, prev.get(0) + " " + label);
+        continue;
+      }
+      if (continues && !hasFigures.get(hasFigures.size() - 1)) {
+        // A wrapped label whose figures stand on its last line.
+        List<String> prev = grid.remove(grid.size() - 1);
+        hasFigures.remove(hasFigures.size() - 1);
+        cells.set(0, prev.get(0) + " " + label);
+      }
+      grid.add(cells);
+      hasFigures.add(row.figures());
+    }
+    PdfRect box = null;
+    for (Line l : used) {
+      box = box == null ? l.box() : box.union(l.box());
+    }
+    lines.removeAll(used);
+    return new Table(box, grid);
+  }
+
+  /** A label cut mid-phrase: a bracket left open, or a comma, semicolon or hyphen at its end. */
+  private static boolean runsOn(String label) {
+    int open = 0;
+    for (int i = 0; i < label.length(); i++) {
+      char ch = label.charAt(i);
+      open += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+    }
+    return open > 0 || label.matches(".*[,;\\-–]$");
+  }
+
+  /** Whether the row above {@code at} is close enough to belong to the same table. */
+  private static boolean headerAbove(List<Row> rows, int at, float left, float size) {
+    Row above = rows.get(at - 1);
+    Row below = rows.get(at);
+    return below.baseline() - above.baseline() <= 3.2f * Math.max(above.size(), below.size());
+  }
+
+  /**
+   * A header row: text over the columns (periods, dates, units), no line item with figures, and
+   * no line running from the label area across the columns (a title or a sentence).
+   */
+  private static boolean headerLike(Row row, float left, float size) {
+    if (row.x1() <= left - size || row.figures() && !row.yearsOnly()) {
+      return false;
+    }
+    int labelWords = 0;
+    for (Line l : row.lines()) {
+      if (l.box().x0() < left - 2 * size && l.box().x1() > left || l.words().size() > 12) {
+        return false;
+      }
+      if (l.box().x1() <= left) {
+        labelWords += l.words().size();
+      }
+    }
+    return labelWords <= 8;
+  }
+
+  private static void append(StringBuilder sb, String text) {
+    if (!sb.isEmpty()) {
+      sb.append(' ');
+    }
+    sb.append(text);
+  }
+
+  /**
+   * The table columns a header line belongs to: the label column when it lies left of the
+   * figures, every column whose centre it spans when it is wide ("Years Ended" over three),
+   * else the nearest column.
+   */
+  private static List<Integer> headerColumns(Line l, List<float[]> columns, float left,
+      float size) {
+    if (l.box().x1() <= left + 0.5f * size) {
+      return List.of(0);
+    }
+    List<Integer> spanned = new ArrayList<>();
+    for (int c = 0; c < columns.size(); c++) {
+      float centre = (columns.get(c)[0] + columns.get(c)[1]) / 2;
+      if (centre >= l.box().x0() - 1 && centre <= l.box().x1() + 1) {
+        spanned.add(c + 1);
+      }
+    }
+    if (spanned.size() >= 2) {
+      return spanned;
+    }
+    float best = Float.MAX_VALUE;
+    int nearest = 1;
+    for (int c = 0; c < columns.size(); c++) {
+      float d = Math.abs((columns.get(c)[0] + columns.get(c)[1]) / 2 - l.box().centerX());
+      if (d < best) {
+        best = d;
+        nearest = c + 1;
+      }
+    }
+    return List.of(nearest);
+  }
+
+  /**
+   * Figure columns: the x extents of the rows' figure cells, merged where they overlap. Figures
+   * are right-aligned in a column of their own, so cells of one column overlap and those of two
+   * columns do not.
+   */
+  private static List<float[]> columns(List<Row> rows) {
+    List<Cell> cells = new ArrayList<>();
+    for (Row r : rows) {
+      cells.addAll(r.cells());
+    }
+    cells.sort(Comparator.comparingDouble(Cell::x0));
+    List<float[]> columns = new ArrayList<>();
+    for (Cell c : cells) {
+      float[] last = columns.isEmpty() ? null : columns.get(columns.size() - 1);
+      if (last != null && c.x0() <= last[1] + 1) {
+        last[1] = Math.max(last[1], c.x1());
+      } else {
+        columns.add(new float[] {c.x0(), c.x1()});
+      }
+    }
+    return columns.size() > 20 ? List.of() : columns;
+  }
+
+  private static int column(Cell cell, List<float[]> columns) {
+    float best = Float.MAX_VALUE;
+    int at = 0;
+    for (int c = 0; c < columns.size(); c++) {
+      float overlap = Math.min(cell.x1(), columns.get(c)[1]) - Math.max(cell.x0(), columns.get(c)[0]);
+      float d = overlap > 0 ? -overlap : Math.abs((columns.get(c)[0] + columns.get(c)[1]) / 2
+          - (cell.x0() + cell.x1()) / 2);
+      if (d < best) {
+        best = d;
+        at = c;
+      }
+    }
+    return at;
+  }
+
+  // ---- rows ----
+
+  /** The page's lines grouped by baseline, each split into its label and its figure cells. */
+  private static List<Row> rows(List<Line> lines) {
+    List<Line> sorted = new ArrayList<>();
+    for (Line l : lines) {
+      if (!l.rotated() && !l.rtl()) {
+        sorted.add(l);
+      }
+    }
+    sorted.sort(Comparator.comparingDouble(Line::baseline));
+    List<List<Line>> groups = new ArrayList<>();
+    for (Line l : sorted) {
+      List<Line> last = groups.isEmpty() ? null : groups.get(groups.size() - 1);
+      if (last != null && l.baseline() - last.get(0).baseline()
+          <= Math.max(2f, 0.3f * Math.min(l.size(), last.get(0).size()))) {
+        last.add(l);
+      } else {
+        groups.add(new ArrayList<>(List.of(l)));
+      }
+    }
+    List<Row> rows = new ArrayList<>();
+    for (List<Line> g : groups) {
+      g.sort(Comparator.comparingDouble(l -> l.box().x0()));
+      rows.add(row(g));
+    }
+    return rows;
+  }
+
+  private static Row row(List<Line> lines) {
+    List<Word> words = new ArrayList<>();
+    float size = 0;
+    for (Line l : lines) {
+      words.addAll(l.words());
+      size = Math.max(size, l.size());
+    }
+    words.sort(Comparator.comparingDouble(w -> w.box().x0()));
+    // The figure tail: figures, currency signs and closing brackets from the right end.
+    int start = words.size();
+    while (start > 0) {
+      String t = words.get(start - 1).text();
+      if (FIGURE.matcher(t).matches() || SIGN.matcher(t).matches() || CLOSER.matcher(t).matches()) {
+        start--;
+      } else {
+        break;
+      }
+    }
+    // A label's own last word can be a number ("Note 5", "in 2022"): the tail starts past a gap.
+    while (start < words.size() && start > 0
+        && words.get(start).box().x0() - words.get(start - 1).box().x1() < 1.0f * size) {
+      start++;
+    }
+    List<Cell> cells = new ArrayList<>();
+    StringBuilder text = new StringBuilder();
+    float x0 = 0;
+    float x1 = 0;
+    boolean digits = false;
+    for (int i = start; i < words.size(); i++) {
+      Word w = words.get(i);
+      String t = w.text();
+      boolean closer = CLOSER.matcher(t).matches() && !text.isEmpty();
+      // A currency sign stands at its column's left edge, far from the figure it belongs to.
+      boolean newCell = !text.isEmpty() && !closer && digits;
+      if (newCell) {
+        cells.add(new Cell(text.toString(), x0, x1));
+        text.setLength(0);
+        digits = false;
+      }
+      if (text.isEmpty()) {
+        x0 = w.box().x0();
+      } else if (!closer) {
+        text.append(' ');
+      }
+      text.append(t);
+      x1 = w.box().x1();
+      digits |= FIGURE.matcher(t).matches();
+    }
+    if (!text.isEmpty()) {
+      if (digits) {
+        cells.add(new Cell(text.toString(), x0, x1));
+      } else {
+        start = words.size(); // a lone sign with no figure: not a cell
+      }
+    }
+    return new Row(lines, List.copyOf(words.subList(0, start)), cells, lines.get(0).baseline(),
+        size);
+  }
+}
