@@ -193,7 +193,8 @@ final class AnalysisRun implements Runnable {
 
   private void openSandbox() {
     TenantCallbacks tenant = new TenantCallbacks(live.tenantId(), request.scope(), deps.search(), deps.documents(),
-        deps.model(), () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars());
+        deps.model(), () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars(),
+        deps.service().meter());
     callbacks = new BudgetedCallbacks(tenant, budgets, citations, this::addTokens);
     try {
       // Cancelled while it waits for room: the wait ends at once (and the sandbox it waited for

@@ -59,11 +59,17 @@ public final class AnalysisService {
   }
 
   /**
-   * Told of the model tokens each call of an analysis used, as the endpoint reports them (the
-   * tenant's daily token quota); the analysis' end waits for what it returns.
+   * The tenant's daily model tokens, as analyses and replays spend them: asked before each llm()
+   * call of their code (a spent quota fails the call with LimitExceeded, as an execution's does) and
+   * told of the tokens each call used, as the endpoint reports them; the analysis' end waits for
+   * what {@link #used} returns.
    */
-  @FunctionalInterface
   public interface TokenMeter {
+    /** Succeeds while the tenant has tokens left today; fails with {@code QuotaExceeded} once spent. */
+    default Future<Void> allowed(UUID tenantId) {
+      return Future.succeededFuture();
+    }
+
     Future<Void> used(UUID tenantId, long tokens);
   }
 

@@ -31,7 +31,8 @@ final class ProgramReplay {
     Budgets budgets = deps.settings().defaultBudgets();
     Instant deadline = deps.clock().instant().plusMillis(budgets.wallTimeMs());
     TenantCallbacks tenant = new TenantCallbacks(tenantId, scope, deps.search(), deps.documents(), deps.model(),
-        () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars());
+        () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars(),
+        deps.service().meter());
     // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did.
     BudgetedCallbacks callbacks = new BudgetedCallbacks(tenant, budgets, new Citations(), usage -> {
       if (usage.total() > 0) {

@@ -48,10 +48,14 @@ public final class TenantCallbacks implements Callbacks {
     this.maxQueryChars = maxQueryChars;
   }
 
-  /** For an analysis: llm() calls the model directly, within the analysis' deadline. */
+  /**
+   * For an analysis or a replay: llm() asks the tenant's daily tokens first ({@code meter}), then
+   * calls the model directly, within the deadline.
+   */
   TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents, ModelClient model,
-      Supplier<Instant> deadline, int maxSearchLimit, int maxQueryChars) {
-    this(tenantId, scope, search, documents, maxSearchLimit, maxQueryChars, prompt -> until(model, prompt, deadline));
+      Supplier<Instant> deadline, int maxSearchLimit, int maxQueryChars, AnalysisService.TokenMeter meter) {
+    this(tenantId, scope, search, documents, maxSearchLimit, maxQueryChars,
+        prompt -> meter.allowed(tenantId).compose(left -> until(model, prompt, deadline)));
   }
 
   @Override
@@ -110,6 +114,7 @@ public final class TenantCallbacks implements Callbacks {
     // What the code sees: a quota's LimitExceeded as is, the model's failure by type, nothing internal.
     return reply.recover(e -> Future.failedFuture(switch (e) {
       case CallbackFailure f -> f;
+      case dev.quarry.tenancy.QuotaExceeded q -> new CallbackFailure("LimitExceeded", q.getMessage());
       case ModelFailure f -> CallbackFailure.runtimeError("llm() failed: " + f.type() + ": " + f.getMessage());
       default -> CallbackFailure.runtimeError("llm() failed");
     }));

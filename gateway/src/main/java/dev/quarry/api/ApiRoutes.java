@@ -114,7 +114,7 @@ public final class ApiRoutes {
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
     this.analysisService = service;
-    this.analyses = new AnalysisRoutes(service.meterWith(quotas::recordModelTokens), quotas, config.bodyTimeoutMs(),
+    this.analyses = new AnalysisRoutes(service, quotas, config.bodyTimeoutMs(),
         config.sseHeartbeat());
     return this;
   }

@@ -153,6 +153,19 @@ public final class Gateway extends VerticleBase {
               metrics);
           // A drain lets running analyses finish within its grace, then cancels them; each records its end
           // before the sandboxes go.
+          // Every llm() of an analysis or a replay is asked of and counted in the tenant's daily tokens,
+          // as an execution's are (ApiRoutes.callbacks): the quota belongs to the service, not to a route.
+          analyses.meterWith(new AnalysisService.TokenMeter() {
+            @Override
+            public Future<Void> allowed(java.util.UUID tenant) {
+              return quotas.checkModelTokens(tenant).mapEmpty();
+            }
+
+            @Override
+            public Future<Void> used(java.util.UUID tenant, long tokens) {
+              return quotas.recordModelTokens(tenant, tokens);
+            }
+          });
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
           lifecycle.onShutdown("analyses", analyses::close);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,

@@ -154,6 +154,42 @@ class AnalysisQuotaTest {
     assertThat(h.model.requests()).as("the model is not asked past the quota").hasSize(asked);
   }
 
+  @Test
+  @DisplayName("an analysis' llm() and its replay's are refused as LimitExceeded once the tenant's daily tokens are spent,"
+      + " without asking the model (issue 15: only executions were checked)")
+  void analysisAndReplayLlmTokens() throws Exception {
+    TestGateway.NewTenant t = h.gateway.createTenant("quota-analysis-llm");
+    setQuotas(t.id(), new JsonObject().put("model_tokens_per_day", 100));
+    WebClient client = h.gateway.clientFor(t.apiKey());
+    // The analysis starts with the day's tokens untouched; while its first model turn is held, an
+    // execution of the same tenant spends them (120 tokens), so its cell's llm() finds them spent.
+    ScriptedModelServer.Held first = new ScriptedModelServer.Held();
+    h.model.then(first);
+    var started = client.post("/v1/analyses").sendJsonObject(question("What swims?"));
+    first.asked().get(60, java.util.concurrent.TimeUnit.SECONDS);
+    JsonObject spend = client.post("/v1/executions")
+        .sendJsonObject(new JsonObject().put("code", "await llm('What swims?')")).await().bodyAsJsonObject();
+    assertThat(spend.getBoolean("success")).as(spend.encode()).isTrue();
+    int llmAsked = h.model.llmRequests().size();
+
+    String program = "try:\n    print(await llm('And what flies?'))\nexcept LimitExceeded as e:\n    print('refused:', e)";
+    first.reply().complete(execute(program));
+    h.model.then(new ScriptedModelServer.Dynamic(request -> answer(
+        ScriptedModelServer.toolResults(request).get(0).getString("stdout").trim(), program)));
+    HttpResponse<Buffer> done = started.await();
+    assertAnswered(done);
+    assertThat(done.bodyAsJsonObject().getString("answer")).as(done.bodyAsString())
+        .contains("refused:").contains("model_tokens_per_day");
+    String id = done.bodyAsJsonObject().getString("id");
+    assertThat(h.model.llmRequests()).as("the model is not asked past the quota").hasSize(llmAsked);
+
+    JsonObject replay = client.post("/v1/analyses/" + id + "/replay").sendJsonObject(new JsonObject()).await()
+        .bodyAsJsonObject();
+    assertThat(replay.getJsonObject("replay").getString("stdout")).as(replay.encode())
+        .contains("refused:").contains("model_tokens_per_day");
+    assertThat(h.model.llmRequests()).as("nor by the replay").hasSize(llmAsked);
+  }
+
   private static long tokensToday(UUID tenant) throws Exception {
     try (var c = h.gateway.database().jdbc(); var s = c.prepareStatement(
         "SELECT coalesce(sum(tokens), 0) FROM token_usage WHERE tenant_id = ?")) {
