@@ -165,11 +165,11 @@ public final class AnalysisStore {
     return durably(() -> Database.<Void>inTenant(pool, tenantId, conn -> {
       Future<?> done = Future.succeededFuture();
       if (!events.isEmpty()) {
-        done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(eventsTuple(tenantId, analysisId, events)));
+        done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(withoutNul(eventsTuple(tenantId, analysisId, events))));
       }
       if (!steps.isEmpty()) {
-        List<Tuple> rows = steps.stream().map(st -> Tuple.of(tenantId, analysisId, st.ordinal(), st.code(),
-            st.result(), st.startedAt(), st.durationMs())).toList();
+        List<Tuple> rows = steps.stream().map(st -> withoutNul(Tuple.of(tenantId, analysisId, st.ordinal(),
+            st.code(), st.result(), st.startedAt(), st.durationMs()))).toList();
         done = done.compose(v -> conn.preparedQuery(INSERT_STEP).executeBatch(rows));
       }
       if (usage != null) {
@@ -301,6 +301,42 @@ public final class AnalysisStore {
    * statement to that tenant, over and above the tenant_id each one filters by.
    */
   private Future<RowSet<Row>> run(UUID tenantId, String sql, Tuple args) {
-    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(sql).execute(args));
+    Tuple safe = withoutNul(args);
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(sql).execute(safe));
+  }
+
+  /** What stands for a NUL character in what is stored: U+2400, SYMBOL FOR NULL. */
+  static final char NUL_SHOWN_AS = '\u2400';
+
+  /**
+   * {@code args} with every NUL character in its strings (and in the strings of its JSON values)
+   * shown as {@link #NUL_SHOWN_AS}: PostgreSQL's text and jsonb cannot hold U+0000, and a cell that
+   * prints one (or a model that writes one) must not make its step, its events or the analysis' end
+   * fail to be stored.
+   */
+  static Tuple withoutNul(Tuple args) {
+    Tuple out = Tuple.tuple();
+    for (int i = 0; i < args.size(); i++) {
+      out.addValue(withoutNul(args.getValue(i)));
+    }
+    return out;
+  }
+
+  private static Object withoutNul(Object value) {
+    return switch (value) {
+      case String s -> s.indexOf('\0') < 0 ? s : s.replace('\0', NUL_SHOWN_AS);
+      case String[] a -> java.util.Arrays.stream(a).map(v -> (String) withoutNul(v)).toArray(String[]::new);
+      case JsonObject o -> {
+        JsonObject copy = new JsonObject();
+        o.forEach(e -> copy.put((String) withoutNul(e.getKey()), withoutNul(e.getValue())));
+        yield copy;
+      }
+      case JsonArray a -> {
+        JsonArray copy = new JsonArray();
+        a.forEach(v -> copy.add(withoutNul(v)));
+        yield copy;
+      }
+      case null, default -> value;
+    };
   }
 }

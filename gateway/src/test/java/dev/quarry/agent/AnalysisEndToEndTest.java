@@ -140,6 +140,20 @@ class AnalysisEndToEndTest {
   }
 
   @Test
+  @DisplayName("a cell that prints a NUL character, and an answer that holds one, are stored (shown as U+2400), not lost")
+  void nulCharactersStored() {
+    h.model.then(execute("print('a' + chr(0) + 'b')"), answer("nul\u0000here", "print('a' + chr(0) + 'b')"));
+    JsonObject analysis = ask("Can a NUL be stored?");
+    assertThat(analysis.getString("status")).as(analysis.encode()).isEqualTo("succeeded");
+    String id = analysis.getString("id");
+    JsonObject stored = h.get("/v1/analyses/" + id).bodyAsJsonObject();
+    assertThat(stored.getString("status")).isEqualTo("succeeded");
+    assertThat(stored.getString("answer")).isEqualTo("nul\u2400here");
+    assertThat(stored.getJsonArray("steps").getJsonObject(0).getJsonObject("result").getString("stdout"))
+        .isEqualTo("a\u2400b\n");
+  }
+
+  @Test
   @DisplayName("a syntax error goes back to the model, which fixes it in the next turn")
   void syntaxErrorFixed() {
     h.model.then(execute("print('unclosed'"), execute("print('fixed')"), answer("fixed", "print('fixed')"));
