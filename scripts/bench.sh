@@ -35,7 +35,7 @@ if [[ -n "${QUARRY_SANDBOX_BASELINE_REF:-}" && -z "${QUARRY_SANDBOX_BASELINE_IMA
 fi
 # QUARRY_CONVERSION_BASELINE_REF=<commit>: conversion-filings also runs that commit's PDF converter (its ingest
 # package compiled apart) against this one, filing by filing in turns, in the same run.
-if [[ -n "${QUARRY_CONVERSION_BASELINE_REF:-}" && " ${which[*]} " =~ " conversion-filings " ]]; then
+if [[ -n "${QUARRY_CONVERSION_BASELINE_REF:-}" && " ${which[*]} " =~ " conversion"(-filings)?" " ]]; then
   conversion_tree=$(mktemp -d)
   git archive "$QUARRY_CONVERSION_BASELINE_REF" gateway/src/main/java/dev/quarry/ingest | tar -x -C "$conversion_tree"
   javac -nowarn -Xprefer:source -d "$conversion_tree/classes" -cp "gateway/target/classes:$(cat bench/target/classpath.txt)" \

@@ -23,8 +23,16 @@ public final class BenchMain {
     Set<String> which = new LinkedHashSet<>();
     for (String a : args.length == 0 ? new String[] {"all"} : args) {
       switch (a.toLowerCase(Locale.ROOT)) {
-        case "all" -> which.addAll(ALL);
-        case "retrieval", "filings", "conversion", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "all" -> {
+          which.addAll(ALL);
+          which.add("conversion-filings");
+        }
+        // One command for conversion (issue 17): the docling pairs, then the filings' PDFs.
+        case "conversion" -> {
+          which.add("conversion");
+          which.add("conversion-filings");
+        }
+        case "retrieval", "filings", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
           System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
               + " embeddings, all");
