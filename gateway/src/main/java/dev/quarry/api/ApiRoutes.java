@@ -8,7 +8,6 @@ import dev.quarry.ingest.IngestService;
 import dev.quarry.config.Config;
 import dev.quarry.agent.ModelClient;
 import dev.quarry.agent.TenantCallbacks;
-import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxService;
@@ -345,9 +344,8 @@ public final class ApiRoutes {
 
   /** One llm() completion on the tenant's daily model tokens: refused once they are spent, counted after. */
   private Future<ModelClient.Completion> tenantCompletion(UUID tenantId, String prompt) {
+    // A spent quota's QuotaExceeded reaches the code as LimitExceeded through TenantCallbacks, as on every path.
     return quotas.checkModelTokens(tenantId)
-        .recover(e -> Future.failedFuture(e instanceof QuotaExceeded q
-            ? new CallbackFailure("LimitExceeded", q.getMessage()) : e))
         .compose(left -> llm.apply(prompt))
         .compose(c -> quotas.recordModelTokens(tenantId, c.usage().total())
             .otherwise(e -> {

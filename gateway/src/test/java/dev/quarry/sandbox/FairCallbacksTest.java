@@ -3,6 +3,7 @@ package dev.quarry.sandbox;
 import static dev.quarry.sandbox.SessionFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.quarry.support.Await;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -108,11 +109,8 @@ class FairCallbacksTest {
       try {
         Future<CellOutcome> flood1 = a1.execute("#flood 300 search 5", wall(120_000), CellListener.NONE);
         Future<CellOutcome> flood2 = a2.execute("#flood 300 search 5", wall(120_000), CellListener.NONE);
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (first.served.get() + second.served.get() < 20 && System.nanoTime() < deadline) {
-          Thread.sleep(5);
-        }
-        assertThat(first.served.get() + second.served.get()).as("the flood got going").isGreaterThanOrEqualTo(20);
+        Await.until(() -> first.served.get() + second.served.get() >= 20, Duration.ofSeconds(30),
+            "the flood got going (20 of its callbacks served)");
 
         CellOutcome quietOutcome = await(b.execute("#search ferry", wall(30_000), CellListener.NONE));
         assertThat(quietOutcome.success()).as(quietOutcome.toString()).isTrue();
