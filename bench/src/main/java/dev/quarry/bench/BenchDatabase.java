@@ -22,10 +22,18 @@ public final class BenchDatabase implements AutoCloseable {
     this.keep = keep;
   }
 
-  /** A new empty database {@code quarry_bench_<purpose>}; with {@code quarrySchema}, migrated. */
+  /**
+   * A new empty database {@code quarry_bench_<purpose>}; with {@code quarrySchema}, migrated. {@code
+   * QUARRY_BENCH_DB_SUFFIX} (letters, digits, underscores) is appended to the name, so that two
+   * checkouts can run the same benchmark on one PostgreSQL at once without dropping each other's.
+   */
   public static BenchDatabase fresh(String purpose, boolean quarrySchema) {
     Config base = Config.fromEnv(System.getenv());
-    String name = "quarry_bench_" + purpose;
+    String suffix = System.getenv().getOrDefault("QUARRY_BENCH_DB_SUFFIX", "");
+    if (!suffix.matches("[a-z0-9_]*")) {
+      throw new IllegalArgumentException("QUARRY_BENCH_DB_SUFFIX must be lower-case letters, digits or underscores");
+    }
+    String name = "quarry_bench_" + purpose + suffix;
     admin(base, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     admin(base, "CREATE DATABASE " + name);
     BenchDatabase db = new BenchDatabase(base, base.withDatabase(name), false);
