@@ -24,6 +24,7 @@ class ArchitectureTest {
       .layer("Wiring").definedBy("dev.quarry.gateway..")
       .layer("Http").definedBy("dev.quarry.api..")
       .layer("Agent").definedBy("dev.quarry.agent..")
+      .layer("Callbacks").definedBy("dev.quarry.callbacks..")
       .layer("Ingest").definedBy("dev.quarry.ingest..")
       .layer("Sandbox").definedBy("dev.quarry.sandbox..", "dev.quarry.proto..")
       .layer("Search").definedBy("dev.quarry.search..")
@@ -31,10 +32,12 @@ class ArchitectureTest {
       .layer("Store").definedBy("dev.quarry.store..")
       .layer("Ground").definedBy("dev.quarry.config..", "dev.quarry.telemetry..")
       .whereLayer("Entry").mayNotBeAccessedByAnyLayer()
-      .whereLayer("Wiring").mayOnlyAccessLayers("Http", "Agent", "Ingest", "Sandbox", "Search", "Tenancy",
+      .whereLayer("Wiring").mayOnlyAccessLayers("Http", "Agent", "Callbacks", "Ingest", "Sandbox", "Search", "Tenancy",
           "Store", "Ground")
-      .whereLayer("Http").mayOnlyAccessLayers("Agent", "Ingest", "Sandbox", "Search", "Tenancy", "Store", "Ground")
-      .whereLayer("Agent").mayOnlyAccessLayers("Sandbox", "Search", "Tenancy", "Store", "Ground")
+      .whereLayer("Http").mayOnlyAccessLayers("Agent", "Callbacks", "Ingest", "Sandbox", "Search", "Tenancy", "Store", "Ground")
+      .whereLayer("Agent").mayOnlyAccessLayers("Callbacks", "Sandbox", "Search", "Tenancy", "Store", "Ground")
+      // What sandbox code may call: search, documents, the model (as given) and the token account.
+      .whereLayer("Callbacks").mayOnlyAccessLayers("Sandbox", "Search", "Tenancy", "Store", "Ground")
       .whereLayer("Ingest").mayOnlyAccessLayers("Search", "Tenancy", "Store", "Ground")
       .whereLayer("Sandbox").mayOnlyAccessLayers("Ground")
       .whereLayer("Search").mayOnlyAccessLayers("Store", "Ground")

@@ -1,6 +1,8 @@
 package dev.quarry.bench;
 
-import dev.quarry.agent.TenantCallbacks;
+import dev.quarry.callbacks.TenantCallbacks;
+import dev.quarry.callbacks.TokenAccount;
+import dev.quarry.search.QueryRules;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.sandbox.Callbacks;
@@ -95,8 +97,8 @@ final class QuarrySandboxes implements AutoCloseable {
   /** The gateway's own callbacks for the tenant, timing the SearchService part of each search. */
   Callbacks callbacks() {
     SearchService timed = stack.search();
-    Callbacks gateway = new TenantCallbacks(tenant, Scope.ALL, timed, documents, db.config().searchMaxLimit(),
-        db.config().maxQueryChars(), null);
+    Callbacks gateway = new TenantCallbacks(tenant, Scope.ALL, timed, documents, QueryRules.of(db.config()),
+        null, TokenAccount.unmetered(), () -> java.time.Instant.MAX);
     return new Callbacks() {
       @Override
       public Future<JsonArray> search(String query, int limit) {

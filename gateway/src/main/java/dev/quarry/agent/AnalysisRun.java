@@ -192,10 +192,10 @@ final class AnalysisRun implements Runnable {
   }
 
   private void openSandbox() {
-    TenantCallbacks tenant = new TenantCallbacks(live.tenantId(), request.scope(), deps.search(), deps.documents(),
-        deps.model(), () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars(),
-        deps.service().meter());
-    callbacks = new BudgetedCallbacks(tenant, budgets, citations, this::addTokens);
+    // llm() calls are counted in the tenant's daily tokens by the callbacks themselves; the budget
+    // only adds them to the analysis' own usage.
+    callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(live.tenantId(), request.scope(), () -> deadline),
+        budgets, citations, this::addCallbackTokens);
     try {
       // Cancelled while it waits for room: the wait ends at once (and the sandbox it waited for
       // goes to someone else); cancelled while its container starts: it is closed below.
@@ -287,16 +287,22 @@ final class AnalysisRun implements Runnable {
     }
   }
 
+  /** A model turn's tokens: the analysis' and, at the next {@link #meter()}, the tenant's. */
   private void addTokens(Usage usage) {
+    addCallbackTokens(usage);
+    unmetered.addAndGet(usage.total());
+  }
+
+  /** An llm() call's tokens: the analysis' (the tenant's account has them already). */
+  private void addCallbackTokens(Usage usage) {
     promptTokens.addAndGet(usage.promptTokens());
     completionTokens.addAndGet(usage.completionTokens());
-    unmetered.addAndGet(usage.total());
   }
 
   private void meter() {
     long tokens = unmetered.getAndSet(0);
     if (tokens > 0) {
-      writes.add(deps.service().meter().used(live.tenantId(), tokens));
+      writes.add(deps.callbacks().tokens().used(live.tenantId(), tokens));
     }
   }
 

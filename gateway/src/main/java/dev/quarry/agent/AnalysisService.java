@@ -3,8 +3,8 @@ package dev.quarry.agent;
 import dev.quarry.telemetry.QuarryMetrics;
 import dev.quarry.sandbox.CellOptions;
 import dev.quarry.sandbox.Scope;
-import dev.quarry.search.SearchService;
-import dev.quarry.store.DocumentStore;
+import dev.quarry.callbacks.CallbackService;
+import dev.quarry.tenancy.Quotas;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -25,9 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class AnalysisService {
 
   /** What every analysis run needs. */
-  record Deps(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
-      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit,
-      int maxQueryChars, Clock clock, QuarryMetrics metrics, AnalysisService service) {
+  record Deps(ModelClient model, SandboxOpener sandboxes, CallbackService callbacks, AnalysisStore store,
+      AgentSettings settings, CellOptions cellDefaults, Clock clock, QuarryMetrics metrics, AnalysisService service) {
     /**
      * Gives back what the analysis holds of its tenant's quota, before its terminal event goes out:
      * a client that starts the next analysis on seeing the end of this one must find the place free.
@@ -58,56 +57,30 @@ public final class AnalysisService {
     Runnable begin(Runnable cancel);
   }
 
-  /**
-   * The tenant's daily model tokens, as analyses and replays spend them: asked before each llm()
-   * call of their code (a spent quota fails the call with LimitExceeded, as an execution's does) and
-   * told of the tokens each call used, as the endpoint reports them; the analysis' end waits for
-   * what {@link #used} returns.
-   */
-  public interface TokenMeter {
-    /** Succeeds while the tenant has tokens left today; fails with {@code QuotaExceeded} once spent. */
-    default Future<Void> allowed(UUID tenantId) {
-      return Future.succeededFuture();
-    }
-
-    Future<Void> used(UUID tenantId, long tokens);
-  }
-
   private final Map<UUID, Runnable> work = new ConcurrentHashMap<>();
   private final Map<UUID, Runnable> releases = new ConcurrentHashMap<>();
   private volatile WorkTracker tracker = cancel -> () -> {};
-  private volatile TokenMeter meter = (tenant, tokens) -> Future.succeededFuture();
 
   private final Map<UUID, LiveAnalysis> running = new ConcurrentHashMap<>();
   private final Deps deps;
+  private final Quotas quotas;
 
-  public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
-      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars) {
-    this(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit, maxQueryChars,
-        new QuarryMetrics());
-  }
-
-  public AnalysisService(ModelClient model, SandboxOpener sandboxes, SearchService search, DocumentStore documents,
-      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, int searchMaxLimit, int maxQueryChars,
-      QuarryMetrics metrics) {
-    this.deps = new Deps(model, sandboxes, search, documents, store, settings, cellDefaults, searchMaxLimit,
-        maxQueryChars, Clock.systemUTC(), metrics, this);
+  /**
+   * @param callbacks what each analysis' sandbox may call (search, documents, llm()), and the tenants'
+   *                  daily token account its model turns are counted in too
+   * @param quotas    the tenants' quotas: an analysis starts only with tokens left today and a place
+   *                  among the tenant's running analyses
+   */
+  public AnalysisService(ModelClient model, SandboxOpener sandboxes, CallbackService callbacks, Quotas quotas,
+      AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, QuarryMetrics metrics) {
+    this.quotas = quotas;
+    this.deps = new Deps(model, sandboxes, callbacks, store, settings, cellDefaults, Clock.systemUTC(), metrics, this);
   }
 
   /** Analyses from now on register with this tracker (the gateway's drain). */
   public AnalysisService trackWith(WorkTracker tracker) {
     this.tracker = tracker;
     return this;
-  }
-
-  /** Analyses from now on report the tokens they use to this meter. */
-  public AnalysisService meterWith(TokenMeter meter) {
-    this.meter = meter;
-    return this;
-  }
-
-  TokenMeter meter() {
-    return meter;
   }
 
   public AgentSettings settings() {
@@ -119,22 +92,23 @@ public final class AnalysisService {
   }
 
   /**
-   * Records the analysis and starts it. Fails (before anything is recorded) when no model is
-   * configured, or when a scoped or preloaded document is not the tenant's.
+   * Records the analysis and starts it, as the tenant's quotas allow. Fails (before anything is
+   * recorded) when no model is configured, when the tenant's tokens for the day are spent or it
+   * runs as many analyses as it may (QuotaExceeded), or when a scoped or preloaded document is not
+   * the tenant's. Tokens first: a tenant out of tokens takes no place among the running analyses,
+   * and the place goes back when the analysis ends, whichever way, or when it does not start.
    */
   public Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request) {
-    return start(tenantId, request, () -> {});
+    if (!deps.model().configured()) {
+      return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.MODEL_NOT_CONFIGURED,
+          AgentSettings.HOW_TO_CONFIGURE));
+    }
+    return deps.callbacks().tokens().allowed(tenantId)
+        .compose(left -> quotas.acquireAnalysis(tenantId))
+        .compose(permit -> start(tenantId, request, permit::close));
   }
 
-  /**
-   * As {@link #start(UUID, AnalysisRequest)}, and runs {@code release} exactly once when the
-   * analysis ends however it ends, or at once when it does not start (a quota permit, say).
-   */
-  public Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Runnable release) {
-    if (!deps.model().configured()) {
-      release.run();
-      return Future.failedFuture(new AnalysisRefused(503, "model_not_configured", AgentSettings.HOW_TO_CONFIGURE));
-    }
+  private Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Runnable release) {
     List<UUID> named = new ArrayList<>(request.scope().documentIds());
     request.preload().stream().filter(id -> !named.contains(id)).forEach(named::add);
     UUID id = UUID.randomUUID();
@@ -151,12 +125,12 @@ public final class AnalysisService {
         .compose(found -> {
           List<UUID> unknown = named.stream().filter(d -> !found.contains(d)).toList();
           if (!unknown.isEmpty()) {
-            return Future.failedFuture(new AnalysisRefused(404, "unknown_documents",
+            return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.UNKNOWN_DOCUMENTS,
                 "no documents with ids " + unknown + " for this tenant"));
           }
           List<UUID> outside = request.preload().stream().filter(d -> !request.scope().includes(d)).toList();
           if (!outside.isEmpty()) {
-            return Future.failedFuture(new AnalysisRefused(400, "preload_outside_scope",
+            return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.PRELOAD_OUTSIDE_SCOPE,
                 "preloaded documents " + outside + " are not in document_ids"));
           }
           return deps.store().insert(tenantId, id, request.question(),
@@ -205,7 +179,7 @@ public final class AnalysisService {
       JsonObject analysis = found.get();
       String program = analysis.getString("program");
       if (program == null) {
-        return Future.failedFuture(new AnalysisRefused(409, "no_program",
+        return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.NO_PROGRAM,
             "analysis " + id + " has no program to replay (its status is " + analysis.getString("status") + ")"));
       }
       List<UUID> scopeIds = analysis.getJsonArray("document_ids").stream().map(o -> UUID.fromString((String) o)).toList();
@@ -262,23 +236,25 @@ public final class AnalysisService {
     return Future.join(ends).mapEmpty();
   }
 
-  /** A request refused before the analysis started, with the HTTP status and code to show. */
+  /** A request refused before its work started, and why; the HTTP layer decides what status that is. */
   public static final class AnalysisRefused extends RuntimeException {
-    private final int status;
-    private final String code;
+    /** Why: each reason is one error code of the API, in lower case. */
+    public enum Reason { MODEL_NOT_CONFIGURED, UNKNOWN_DOCUMENTS, PRELOAD_OUTSIDE_SCOPE, NO_PROGRAM, SANDBOX_UNAVAILABLE }
 
-    public AnalysisRefused(int status, String code, String message) {
+    private final Reason reason;
+
+    public AnalysisRefused(Reason reason, String message) {
       super(message, null, false, false);
-      this.status = status;
-      this.code = code;
+      this.reason = reason;
     }
 
-    public int status() {
-      return status;
+    public Reason reason() {
+      return reason;
     }
 
+    /** The API's error code for it. */
     public String code() {
-      return code;
+      return reason.name().toLowerCase(java.util.Locale.ROOT);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.quarry.agent;
 
+import dev.quarry.callbacks.TenantCallbacks;
 import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.Callbacks;
 import io.vertx.core.Future;
@@ -49,7 +50,7 @@ final class BudgetedCallbacks implements Callbacks {
           "this analysis has used all of its " + budgets.llmCalls() + " llm() calls"));
     }
     return delegate.completion(prompt).map(c -> {
-      tokens.accept(c.usage());
+      tokens.accept(new Usage(c.promptTokens(), c.completionTokens()));
       return c.text();
     });
   }

@@ -12,6 +12,8 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionFunctionTool;
 import com.openai.models.chat.completions.ChatCompletionMessageParam;
+import dev.quarry.callbacks.Llm;
+import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -130,19 +132,26 @@ public final class ModelClient implements AutoCloseable {
   public record Completion(String text, Usage usage) {}
 
   /**
-   * {@link #complete} on a virtual thread of its own, within one request timeout: for callers on an
-   * event loop.
+   * This client as the model behind a sandbox's llm(), for callers on an event loop: each call runs
+   * {@link #complete} on a virtual thread of its own, by the caller's deadline or within one request
+   * timeout, whichever is sooner. A model failure reaches the code worded with its type.
    */
-  public Future<Completion> completeLater(String prompt) {
-    Promise<Completion> promise = Promise.promise();
-    Thread.ofVirtual().name("llm").start(() -> {
-      try {
-        promise.complete(complete(prompt, clock.instant().plus(settings.requestTimeout())));
-      } catch (RuntimeException e) {
-        promise.fail(e);
-      }
-    });
-    return promise.future();
+  public Llm asLlm() {
+    return (prompt, deadline) -> {
+      Promise<Llm.Reply> promise = Promise.promise();
+      Thread.ofVirtual().name("llm").start(() -> {
+        try {
+          Instant own = clock.instant().plus(settings.requestTimeout());
+          Completion c = complete(prompt, deadline.isBefore(own) ? deadline : own);
+          promise.complete(new Llm.Reply(c.text(), c.usage().promptTokens(), c.usage().completionTokens()));
+        } catch (ModelFailure f) {
+          promise.fail(CallbackFailure.runtimeError("llm() failed: " + f.type() + ": " + f.getMessage()));
+        } catch (RuntimeException e) {
+          promise.fail(e);
+        }
+      });
+      return promise.future();
+    };
   }
 
   static Usage usage(ChatCompletion reply) {

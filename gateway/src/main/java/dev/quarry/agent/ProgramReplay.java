@@ -30,22 +30,17 @@ final class ProgramReplay {
   JsonObject run(String program) {
     Budgets budgets = deps.settings().defaultBudgets();
     Instant deadline = deps.clock().instant().plusMillis(budgets.wallTimeMs());
-    TenantCallbacks tenant = new TenantCallbacks(tenantId, scope, deps.search(), deps.documents(), deps.model(),
-        () -> deadline, deps.searchMaxLimit(), deps.maxQueryChars(),
-        deps.service().meter());
-    // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did.
-    BudgetedCallbacks callbacks = new BudgetedCallbacks(tenant, budgets, new Citations(), usage -> {
-      if (usage.total() > 0) {
-        deps.service().meter().used(tenantId, usage.total());
-      }
-    });
+    // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did
+    // (the callbacks count them); the budget bounds how many it makes.
+    BudgetedCallbacks callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(tenantId, scope, () -> deadline),
+        budgets, new Citations(), usage -> {});
     SandboxSession session;
     try {
       session = deps.sandboxes().open(tenantId, scope, callbacks, null).await();
     } catch (SandboxCapacityExhausted | SandboxQuotaExceeded e) {
       throw e;
     } catch (RuntimeException e) {
-      throw new AnalysisService.AnalysisRefused(503, "sandbox_unavailable",
+      throw new AnalysisService.AnalysisRefused(AnalysisService.AnalysisRefused.Reason.SANDBOX_UNAVAILABLE,
           "no sandbox could be started to replay the program: " + e.getMessage());
     }
     try {

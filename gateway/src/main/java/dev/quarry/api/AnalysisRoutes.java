@@ -5,7 +5,6 @@ import dev.quarry.agent.AnalysisService;
 import dev.quarry.agent.Budgets;
 import dev.quarry.agent.LiveAnalysis;
 import dev.quarry.sandbox.Scope;
-import dev.quarry.tenancy.Quotas;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
@@ -30,7 +29,6 @@ final class AnalysisRoutes {
   private static final int LIST_MAX = 500;
 
   private final AnalysisService analyses;
-  private final Quotas quotas;
   private final long bodyTimeoutMs;
 
   private final java.time.Duration heartbeat;
@@ -40,10 +38,9 @@ final class AnalysisRoutes {
     return heartbeat;
   }
 
-  AnalysisRoutes(AnalysisService analyses, Quotas quotas, long bodyTimeoutMs, java.time.Duration heartbeat) {
+  AnalysisRoutes(AnalysisService analyses, long bodyTimeoutMs, java.time.Duration heartbeat) {
     this.heartbeat = heartbeat;
     this.analyses = analyses;
-    this.quotas = quotas;
     this.bodyTimeoutMs = bodyTimeoutMs;
   }
 
@@ -71,16 +68,9 @@ final class AnalysisRoutes {
         .onFailure(e -> ctx.fail(refusal(e)));
   }
 
-  /**
-   * Starts an analysis as the tenant's quotas allow. Tokens first: a tenant out of tokens for the
-   * day takes no place among the running analyses. The permit goes back when the analysis ends,
-   * whichever way, or when it does not start.
-   */
+  /** Starts an analysis as the tenant's quotas allow (the service asks them). */
   Future<LiveAnalysis> start(UUID tenant, AnalysisRequest request) {
-    return quotas.checkModelTokens(tenant)
-        .compose(left -> quotas.acquireAnalysis(tenant))
-        .compose(permit -> analyses.start(tenant, request, permit::close))
-        .recover(e -> Future.failedFuture(refusal(e)));
+    return analyses.start(tenant, request).recover(e -> Future.failedFuture(refusal(e)));
   }
 
   AnalysisService service() {
@@ -260,7 +250,17 @@ final class AnalysisRoutes {
     return ApiError.notFound("no analysis with id " + id);
   }
 
+  /** The HTTP status of each reason an analysis or a replay is refused for. */
+  static int status(AnalysisService.AnalysisRefused.Reason reason) {
+    return switch (reason) {
+      case MODEL_NOT_CONFIGURED, SANDBOX_UNAVAILABLE -> 503;
+      case UNKNOWN_DOCUMENTS -> 404;
+      case PRELOAD_OUTSIDE_SCOPE -> 400;
+      case NO_PROGRAM -> 409;
+    };
+  }
+
   private static Throwable refusal(Throwable e) {
-    return e instanceof AnalysisService.AnalysisRefused r ? new ApiError(r.status(), r.code(), r.getMessage()) : e;
+    return e instanceof AnalysisService.AnalysisRefused r ? new ApiError(status(r.reason()), r.code(), r.getMessage()) : e;
   }
 }

@@ -6,8 +6,7 @@ import dev.quarry.ingest.IngestProgress;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.config.Config;
-import dev.quarry.agent.ModelClient;
-import dev.quarry.agent.TenantCallbacks;
+import dev.quarry.callbacks.CallbackService;
 import dev.quarry.sandbox.SandboxCapacityExhausted;
 import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxService;
@@ -38,7 +37,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import java.util.concurrent.CompletionException;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +61,7 @@ public final class ApiRoutes {
   private final DocumentStore documentStore;
   private final SearchService searchService;
   private final SandboxService sandboxes;
-  private final Function<String, Future<ModelClient.Completion>> llm;
+  private final CallbackService callbacks;
   private final TenantStore tenants;
   private final Quotas quotas;
   private final AdminRoutes admin;
@@ -83,13 +81,13 @@ public final class ApiRoutes {
 
   /**
    * @param sandboxes null when this gateway runs no sandboxes (POST /v1/executions answers 503)
-   * @param llm       the model behind the sandbox's llm(); null when none is configured
+   * @param callbacks what an execution's sandbox may call; null with no sandboxes
    */
   public ApiRoutes(Vertx vertx, Pool pool, Config config, IngestService ingestService,
       DocumentStore documentStore, SearchService searchService, TenantStore tenants, Quotas quotas,
-      DocumentsFs documentsFs, SandboxService sandboxes, Function<String, Future<ModelClient.Completion>> llm) {
+      DocumentsFs documentsFs, SandboxService sandboxes, CallbackService callbacks) {
     this.sandboxes = sandboxes;
-    this.llm = llm;
+    this.callbacks = callbacks;
     this.vertx = vertx;
     this.pool = pool;
     this.config = config;
@@ -113,7 +111,7 @@ public final class ApiRoutes {
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(dev.quarry.agent.AnalysisService service) {
     this.analysisService = service;
-    this.analyses = new AnalysisRoutes(service, quotas, config.bodyTimeoutMs(),
+    this.analyses = new AnalysisRoutes(service, config.bodyTimeoutMs(),
         config.sseHeartbeat());
     return this;
   }
@@ -333,26 +331,8 @@ public final class ApiRoutes {
 
   private void execute(RoutingContext ctx) {
     UUID tenant = tenant(ctx);
-    new Executions(sandboxes, documentStore, scope -> callbacks(tenant, scope), config.sseHeartbeat()).handle(ctx, tenant);
-  }
-
-  /** What a sandbox of this tenant and scope may call back into. */
-  public TenantCallbacks callbacks(UUID tenantId, Scope scope) {
-    return new TenantCallbacks(tenantId, scope, searchService, documentStore, config.searchMaxLimit(),
-        config.maxQueryChars(), llm == null ? null : prompt -> tenantCompletion(tenantId, prompt));
-  }
-
-  /** One llm() completion on the tenant's daily model tokens: refused once they are spent, counted after. */
-  private Future<ModelClient.Completion> tenantCompletion(UUID tenantId, String prompt) {
-    // A spent quota's QuotaExceeded reaches the code as LimitExceeded through TenantCallbacks, as on every path.
-    return quotas.checkModelTokens(tenantId)
-        .compose(left -> llm.apply(prompt))
-        .compose(c -> quotas.recordModelTokens(tenantId, c.usage().total())
-            .otherwise(e -> {
-              log.warn("llm() tokens of tenant {} not recorded: {}", tenantId, e.toString());
-              return null;
-            })
-            .map(v -> c));
+    new Executions(sandboxes, documentStore, scope -> callbacks.forTenant(tenant, scope), config.sseHeartbeat())
+        .handle(ctx, tenant);
   }
 
   private static ApiError missing(UUID id) {

@@ -1,7 +1,7 @@
 package dev.quarry.api;
 
 import dev.quarry.agent.CallbackBudget;
-import dev.quarry.agent.TenantCallbacks;
+import dev.quarry.callbacks.TenantCallbacks;
 import dev.quarry.sandbox.CellError;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;

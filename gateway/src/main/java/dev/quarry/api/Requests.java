@@ -2,6 +2,7 @@ package dev.quarry.api;
 
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.config.Config;
+import dev.quarry.search.QueryRules;
 import dev.quarry.search.SearchRequest;
 import dev.quarry.store.DocumentStore;
 import io.vertx.core.buffer.Buffer;
@@ -117,6 +118,10 @@ final class Requests {
     return null;
   }
 
+  /**
+   * The body of POST /v1/search. The JSON types are checked here; what the query and the limit must
+   * be is {@link QueryRules}', worded as for every other way a search arrives.
+   */
   static SearchRequest search(JsonObject body, Config config) {
     Object rawQuery = body.getValue("query");
     if (!(rawQuery instanceof String query)) {
@@ -124,29 +129,16 @@ final class Requests {
           ? "field 'query' is required"
           : "field 'query' must be a string");
     }
-    if (query.isBlank()) {
-      throw ApiError.badRequest("invalid_query", "field 'query' is empty");
+    Object rawLimit = body.getValue("limit");
+    if (rawLimit != null && !(rawLimit instanceof Integer || rawLimit instanceof Long)) {
+      throw ApiError.badRequest("invalid_limit", "field 'limit' must be an integer, got " + rawLimit);
     }
-    if (query.length() > config.maxQueryChars()) {
-      throw ApiError.badRequest("invalid_query", "field 'query' has " + query.length()
-          + " characters; the limit is " + config.maxQueryChars());
-    }
-    return new SearchRequest(query, limit(body.getValue("limit"), config), documentIds(body.getValue("document_ids")));
-  }
-
-  private static int limit(Object raw, Config config) {
-    if (raw == null) {
-      return config.searchDefaultLimit();
-    }
-    if (!(raw instanceof Integer || raw instanceof Long)) {
-      throw ApiError.badRequest("invalid_limit", "field 'limit' must be an integer, got " + raw);
-    }
-    long limit = ((Number) raw).longValue();
-    if (limit < 1 || limit > config.searchMaxLimit()) {
-      throw ApiError.badRequest("invalid_limit", "field 'limit' is " + limit
-          + "; it must be between 1 and " + config.searchMaxLimit());
-    }
-    return (int) limit;
+    long limit = rawLimit == null ? config.searchDefaultLimit() : ((Number) rawLimit).longValue();
+    QueryRules.of(config).check(query, limit).ifPresent(p -> {
+      throw ApiError.badRequest(p.argument() == QueryRules.Argument.QUERY ? "invalid_query" : "invalid_limit",
+          p.message());
+    });
+    return new SearchRequest(query, (int) limit, documentIds(body.getValue("document_ids")));
   }
 
   static Set<UUID> documentIds(Object raw) {

@@ -7,6 +7,9 @@ import com.github.dockerjava.api.DockerClient;
 import dev.quarry.agent.AbandonedAnalyses;
 import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.AnalysisService;
+import dev.quarry.callbacks.CallbackService;
+import dev.quarry.callbacks.TokenAccount;
+import dev.quarry.search.QueryRules;
 import dev.quarry.agent.AnalysisStore;
 import dev.quarry.agent.ModelClient;
 import dev.quarry.api.ApiRoutes;
@@ -148,31 +151,21 @@ public final class Gateway extends VerticleBase {
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
           addModelCheck();
-          analyses = new AnalysisService(model, sandboxes::open, search, documents, new AnalysisStore(pool),
-              agentSettings, CellOptions.defaults(sandboxed), config.searchMaxLimit(), config.maxQueryChars(),
-              metrics);
+          // One room for what sandbox code may call, given to executions, analyses and replays alike:
+          // every llm() on every path is asked of and counted in the tenant's daily tokens there.
+          CallbackService callbacks = new CallbackService(search, documents, QueryRules.of(config),
+              model.configured() ? model.asLlm() : null, TokenAccount.of(quotas));
+          analyses = new AnalysisService(model, sandboxes::open, callbacks, quotas, new AnalysisStore(pool),
+              agentSettings, CellOptions.defaults(sandboxed), metrics);
           // A drain lets running analyses finish within its grace, then cancels them; each records its end
           // before the sandboxes go.
-          // Every llm() of an analysis or a replay is asked of and counted in the tenant's daily tokens,
-          // as an execution's are (ApiRoutes.callbacks): the quota belongs to the service, not to a route.
-          analyses.meterWith(new AnalysisService.TokenMeter() {
-            @Override
-            public Future<Void> allowed(java.util.UUID tenant) {
-              return quotas.checkModelTokens(tenant).mapEmpty();
-            }
-
-            @Override
-            public Future<Void> used(java.util.UUID tenant, long tokens) {
-              return quotas.recordModelTokens(tenant, tokens);
-            }
-          });
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
           lifecycle.onShutdown("analyses", analyses::close);
           ApiRoutes routes = new ApiRoutes(vertx, pool, config,
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
               documents,
               search, new TenantStore(pool), quotas, documentsFs,
-              sandboxes, model.configured() ? model::completeLater : null)
+              sandboxes, callbacks)
               .withAnalyses(analyses);
           router = routes.router();
           new OpsRoutes(readiness, lifecycle, metrics).mount(router);

@@ -384,9 +384,10 @@ final class GrpcSandboxSession implements SandboxSession {
         if (!(limit instanceof Integer || limit instanceof Long)) {
           throw CallbackFailure.valueError("search(query, limit): limit must be an integer");
         }
+        // Decoding only: what a query and a limit must be is the callbacks' rule (QueryRules), worded there.
         long n = ((Number) limit).longValue();
-        if (n < 1 || n > Integer.MAX_VALUE) {
-          throw CallbackFailure.valueError("search(query, limit): limit must be positive, got " + n);
+        if (n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
+          throw CallbackFailure.valueError("search(): limit " + n + " is out of range");
         }
         yield callbacks.search(q, (int) n).map(JsonArray::encode);
       }

@@ -202,18 +202,9 @@ public final class SearchService {
     if (tenantId == null) {
       throw new IllegalArgumentException("tenant id must not be null");
     }
-    if (query == null || query.isBlank()) {
-      throw new IllegalArgumentException("query must not be empty");
-    }
-    if (query.length() > config.maxQueryChars()) {
-      throw new IllegalArgumentException("query is " + query.length()
-          + " characters long; the limit is " + config.maxQueryChars()
-          + " (QUARRY_MAX_QUERY_CHARS)");
-    }
-    if (limit < 1 || limit > config.searchMaxLimit()) {
-      throw new IllegalArgumentException("limit must be between 1 and " + config.searchMaxLimit()
-          + " (QUARRY_SEARCH_MAX_LIMIT), got " + limit);
-    }
+    QueryRules.of(config).check(query, limit).ifPresent(p -> {
+      throw new IllegalArgumentException(p.message());
+    });
   }
 
   private static int candidates(int wanted) {

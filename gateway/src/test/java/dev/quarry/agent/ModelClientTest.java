@@ -198,6 +198,40 @@ class ModelClientTest {
   }
 
   @Test
+  @DisplayName("as a sandbox's llm(): the text and both token counts come back; a refusal reaches the code"
+      + " as a RuntimeError naming its type, and a call past its deadline is not sent")
+  void asLlm() throws Exception {
+    server.llm(prompt -> "echo: " + prompt);
+    dev.quarry.callbacks.Llm llm = client.asLlm();
+    dev.quarry.callbacks.Llm.Reply reply = llm.complete("hello", Instant.now().plusSeconds(30))
+        .await(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(reply.text()).isEqualTo("echo: hello");
+    assertThat(reply.total()).isEqualTo(120);
+    assertThat(reply.promptTokens()).isPositive();
+
+    // An endpoint that refuses connections: the failure is typed, worded for the code.
+    java.net.ServerSocket closed = new java.net.ServerSocket(0);
+    int port = closed.getLocalPort();
+    closed.close();
+    try (ModelClient down = new ModelClient(AgentSettings.fromEnv(Map.of())
+        .withEndpoint("http://127.0.0.1:" + port + "/v1", "k", "scripted")
+        .withRetries(1, Duration.ofMillis(1), Duration.ofMillis(1), 10, Duration.ofMinutes(1)))) {
+      assertThatThrownBy(() -> down.asLlm().complete("again", Instant.now().plusSeconds(30))
+          .await(30, java.util.concurrent.TimeUnit.SECONDS))
+          .isInstanceOfSatisfying(dev.quarry.sandbox.CallbackFailure.class, f -> {
+            assertThat(f.type()).isEqualTo("RuntimeError");
+            assertThat(f.message()).startsWith("llm() failed: ModelUnavailable: ");
+          });
+    }
+    int sent = server.llmRequests().size();
+    assertThatThrownBy(() -> llm.complete("late", Instant.now().minusSeconds(1))
+        .await(30, java.util.concurrent.TimeUnit.SECONDS))
+        .isInstanceOfSatisfying(dev.quarry.sandbox.CallbackFailure.class,
+            f -> assertThat(f.message()).startsWith("llm() failed: OutOfTime"));
+    assertThat(server.llmRequests()).as("nothing sent past the deadline").hasSize(sent);
+  }
+
+  @Test
   @DisplayName("without an endpoint, calls fail with a message that says how to configure one")
   void notConfigured() {
     try (ModelClient none = new ModelClient(AgentSettings.fromEnv(Map.of()))) {

@@ -2,9 +2,10 @@ package dev.quarry.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.quarry.agent.ModelClient;
-import dev.quarry.agent.TenantCallbacks;
-import dev.quarry.agent.Usage;
+import dev.quarry.callbacks.Llm;
+import dev.quarry.callbacks.TenantCallbacks;
+import dev.quarry.callbacks.TokenAccount;
+import dev.quarry.search.QueryRules;
 import dev.quarry.ingest.IngestRequest;
 import dev.quarry.ingest.IngestService;
 import dev.quarry.search.OnnxEmbedder;
@@ -251,9 +252,9 @@ class EscapeCorpusTest {
    * The model is the one stand-in: no model is reachable here, so llm answers with a fixed text.
    */
   private Callbacks callbacks() {
-    return new TenantCallbacks(tenant, Scope.ALL, search, documents, db.config().searchMaxLimit(),
-        db.config().maxQueryChars(), prompt -> Future.succeededFuture(
-            new ModelClient.Completion("a fixed answer of the model stand-in", Usage.NONE)));
+    return new TenantCallbacks(tenant, Scope.ALL, search, documents, QueryRules.of(db.config()),
+        (prompt, deadline) -> Future.succeededFuture(new Llm.Reply("a fixed answer of the model stand-in", 0, 0)),
+        TokenAccount.unmetered(), () -> java.time.Instant.MAX);
   }
 
   private List<String> containersOf(Map<String, String> labels) {

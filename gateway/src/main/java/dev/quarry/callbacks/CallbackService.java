@@ -1,0 +1,47 @@
+package dev.quarry.callbacks;
+
+import dev.quarry.sandbox.Scope;
+import dev.quarry.search.QueryRules;
+import dev.quarry.search.SearchService;
+import dev.quarry.store.DocumentStore;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+/**
+ * Makes the callbacks of each sandbox the gateway opens: one search, one document store, one
+ * model and one token account, given to executions ({@code POST /v1/executions}), analyses and
+ * replays alike.
+ */
+public final class CallbackService {
+  private final SearchService search;
+  private final DocumentStore documents;
+  private final QueryRules rules;
+  private final Llm llm;
+  private final TokenAccount tokens;
+
+  /** @param llm the model behind llm(); null when none is configured */
+  public CallbackService(SearchService search, DocumentStore documents, QueryRules rules, Llm llm,
+      TokenAccount tokens) {
+    this.search = search;
+    this.documents = documents;
+    this.rules = rules;
+    this.llm = llm;
+    this.tokens = tokens;
+  }
+
+  /** For work with a deadline of its own (an analysis, a replay): each llm() ends by it. */
+  public TenantCallbacks forTenant(UUID tenantId, Scope scope, Supplier<Instant> deadline) {
+    return new TenantCallbacks(tenantId, scope, search, documents, rules, llm, tokens, deadline);
+  }
+
+  /** For an execution: each llm() is bounded by the model's own request timeout. */
+  public TenantCallbacks forTenant(UUID tenantId, Scope scope) {
+    return forTenant(tenantId, scope, () -> Instant.MAX);
+  }
+
+  /** The tenants' daily model tokens, which an analysis' own model turns are counted in too. */
+  public TokenAccount tokens() {
+    return tokens;
+  }
+}
