@@ -1,5 +1,6 @@
 package dev.quarry.agent;
 
+import dev.quarry.config.Records;
 import dev.quarry.config.Settings;
 import java.time.Duration;
 import java.util.Map;
@@ -90,20 +91,15 @@ public record AgentSettings(
   }
 
   public AgentSettings withEndpoint(String url, String key, String modelName) {
-    return new AgentSettings(url, key, modelName, temperature, connectTimeout, requestTimeout, maxAttempts,
-        retryBase, retryMax, breakerThreshold, breakerCooldown, maxCorrections, maxQuestionChars,
-        cancelOnDisconnect, defaultBudgets, maxBudgets);
+    return Records.with(this, Map.of("baseUrl", url, "apiKey", key, "model", modelName));
   }
 
   public AgentSettings withRetries(int attempts, Duration base, Duration max, int threshold, Duration cooldown) {
-    return new AgentSettings(baseUrl, apiKey, model, temperature, connectTimeout, requestTimeout, attempts,
-        base, max, threshold, cooldown, maxCorrections, maxQuestionChars, cancelOnDisconnect, defaultBudgets,
-        maxBudgets);
+    return Records.with(this, Map.of("maxAttempts", attempts, "retryBase", base, "retryMax", max,
+        "breakerThreshold", threshold, "breakerCooldown", cooldown));
   }
 
   public AgentSettings withCancelOnDisconnect(boolean cancel) {
-    return new AgentSettings(baseUrl, apiKey, model, temperature, connectTimeout, requestTimeout, maxAttempts,
-        retryBase, retryMax, breakerThreshold, breakerCooldown, maxCorrections, maxQuestionChars, cancel,
-        defaultBudgets, maxBudgets);
+    return Records.with(this, "cancelOnDisconnect", cancel);
   }
 }

@@ -26,6 +26,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -76,34 +77,13 @@ final class AnalysisRun implements Runnable {
     this.budgets = request.budgets();
   }
 
-  /** How the loop ended. */
-  private record End(String status, String errorType, String message, FinalAnswer answer) {
-    static End failed(String type, String message) {
-      return new End("failed", type, message, null);
-    }
-
-    static End budget(String budget, String message) {
-      return new End("budget_exhausted", "BudgetExceeded", budget + ": " + message, null);
-    }
-  }
-
-  /** Ends the loop from anywhere inside it. */
-  private static final class Stop extends RuntimeException {
-    final End end;
-
-    Stop(End end) {
-      super(end.message(), null, false, false);
-      this.end = end;
-    }
-  }
-
   @Override
   public void run() {
     Instant started = deps.clock().instant();
     startedNanos = System.nanoTime();
     deps.metrics().analysisStarted();
     deadline = started.plusMillis(budgets.wallTimeMs());
-    End end;
+    AnalysisOutcome end;
     try {
       JsonObject first = new JsonObject()
           .put("analysis_id", live.id().toString())
@@ -121,8 +101,6 @@ final class AnalysisRun implements Runnable {
       }
       live.emit(AnalysisEvent.STARTED, first);
       end = loop();
-    } catch (Stop s) {
-      end = s.end;
     } catch (Exception e) {
       // Exception, not RuntimeException: Future.await() rethrows a failure's cause as it is, checked
       // ones included (a PostgreSQL socket reset mid-restart), and the end must be recorded anyway.
@@ -130,7 +108,7 @@ final class AnalysisRun implements Runnable {
         end = cancelledEnd();
       } else {
         log.error("analysis {} failed unexpectedly", live.id(), e);
-        end = End.failed("Internal", "the analysis failed inside the gateway; its log has the details");
+        end = new AnalysisOutcome.Failed("Internal", "the analysis failed inside the gateway; its log has the details");
       }
     } finally {
       SandboxSession s = session.getAndSet(null);
@@ -145,7 +123,8 @@ final class AnalysisRun implements Runnable {
     finish(end);
   }
 
-  private End loop() {
+  /** Runs the turns until the analysis ends, and says how; a step that ends it returns its outcome. */
+  private AnalysisOutcome loop() {
     live.onCancel(() -> {
       cancelled.tryComplete();
       SandboxSession s = session.get();
@@ -153,7 +132,10 @@ final class AnalysisRun implements Runnable {
         s.cancel();
       }
     });
-    openSandbox();
+    Optional<AnalysisOutcome> end = openSandbox();
+    if (end.isPresent()) {
+      return end.get();
+    }
     messages.add(ChatCompletionMessageParam.ofSystem(
         ChatCompletionSystemMessageParam.builder().content(SystemPrompt.TEXT).build()));
     if (!request.instructions().isBlank()) {
@@ -162,36 +144,51 @@ final class AnalysisRun implements Runnable {
     }
     messages.add(user(firstUserMessage()));
     while (true) {
-      checkBudgets();
-      ChatCompletion reply = askModel();
+      end = overBudget();
+      if (end.isPresent()) {
+        return end.get();
+      }
+      ChatCompletion reply;
+      try {
+        reply = askModel();
+      } catch (ModelFailure e) {
+        return modelFailed(e);
+      }
       ChatCompletionMessage message = reply.choices().isEmpty() ? null : reply.choices().get(0).message();
       if (message == null) {
-        throw new Stop(End.failed("ModelRejected", "the model endpoint returned no choices"));
+        return new AnalysisOutcome.Failed("ModelRejected", "the model endpoint returned no choices");
       }
       messages.add(ChatCompletionMessageParam.ofAssistant(message.toParam()));
       List<ChatCompletionMessageToolCall> calls = message.toolCalls().orElse(List.of());
       emitTurn(reply, message, calls);
       if (!calls.isEmpty()) {
         for (ChatCompletionMessageToolCall call : calls) {
-          runToolCall(call);
+          end = runToolCall(call);
+          if (end.isPresent()) {
+            return end.get();
+          }
         }
         continue;
       }
       String content = message.content().orElse("");
       if (executions == 0) {
-        correct("NoExecution", NO_EXECUTION_CORRECTION, "the model answered without running any code");
-        continue;
+        end = correct("NoExecution", NO_EXECUTION_CORRECTION, "the model answered without running any code");
+      } else {
+        try {
+          return new AnalysisOutcome.Succeeded(FinalAnswer.parse(content));
+        } catch (IllegalArgumentException malformed) {
+          end = correct("MalformedAnswer", String.format(Locale.ROOT, MALFORMED_CORRECTION, malformed.getMessage()),
+              "the final message was not {\"answer\", \"program\"}: " + malformed.getMessage());
+        }
       }
-      try {
-        return new End("succeeded", null, null, FinalAnswer.parse(content));
-      } catch (IllegalArgumentException malformed) {
-        correct("MalformedAnswer", String.format(Locale.ROOT, MALFORMED_CORRECTION, malformed.getMessage()),
-            "the final message was not {\"answer\", \"program\"}: " + malformed.getMessage());
+      if (end.isPresent()) {
+        return end.get();
       }
     }
   }
 
-  private void openSandbox() {
+  /** Opens the analysis' sandbox; the outcome when none could be had, or the analysis was cancelled meanwhile. */
+  private Optional<AnalysisOutcome> openSandbox() {
     // llm() calls are counted in the tenant's daily tokens by the callbacks themselves; the budget
     // only adds them to the analysis' own usage.
     callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(live.tenantId(), request.scope(), () -> deadline),
@@ -203,21 +200,27 @@ final class AnalysisRun implements Runnable {
           .await());
     } catch (Exception e) {
       if (live.cancelled()) {
-        throw e;
+        return Optional.of(cancelledEnd());
       }
       log.warn("analysis {}: no sandbox: {}", live.id(), e.toString());
       if (e instanceof SandboxCapacityExhausted) {
-        throw new Stop(End.failed("SandboxCapacityExhausted", e.getMessage()));
+        return failed("SandboxCapacityExhausted", e.getMessage());
       }
       if (e instanceof SandboxQuotaExceeded) {
-        throw new Stop(End.failed("SandboxQuotaExceeded", e.getMessage()));
+        return failed("SandboxQuotaExceeded", e.getMessage());
       }
-      throw new Stop(End.failed("SandboxUnavailable", "no sandbox could be started for this analysis: "
-          + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())));
+      return failed("SandboxUnavailable", "no sandbox could be started for this analysis: "
+          + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
     }
-    if (live.cancelled()) {
-      throw new Stop(cancelledEnd());
-    }
+    return live.cancelled() ? Optional.of(cancelledEnd()) : Optional.empty();
+  }
+
+  private static Optional<AnalysisOutcome> failed(String type, String message) {
+    return Optional.of(new AnalysisOutcome.Failed(type, message));
+  }
+
+  private static Optional<AnalysisOutcome> budget(String budget, String message) {
+    return Optional.of(new AnalysisOutcome.BudgetExhausted(budget, message));
   }
 
   /** Heads the caller's own instructions, which add to the system prompt and cannot lift its rules. */
@@ -250,41 +253,43 @@ final class AnalysisRun implements Runnable {
     return text.toString();
   }
 
-  private void checkBudgets() {
+  /** The outcome if the analysis may not take another turn or step: cancelled, or a budget spent. */
+  private Optional<AnalysisOutcome> overBudget() {
     if (live.cancelled()) {
-      throw new Stop(cancelledEnd());
+      return Optional.of(cancelledEnd());
     }
     if (turns >= budgets.modelTurns()) {
-      throw new Stop(End.budget("model_turns", "the analysis used all of its " + budgets.modelTurns() + " model turns"));
+      return budget("model_turns", "the analysis used all of its " + budgets.modelTurns() + " model turns");
     }
     long tokens = promptTokens.get() + completionTokens.get();
     if (tokens >= budgets.tokens()) {
-      throw new Stop(End.budget("tokens", "the analysis used " + tokens + " of its " + budgets.tokens() + " tokens"));
+      return budget("tokens", "the analysis used " + tokens + " of its " + budgets.tokens() + " tokens");
     }
     if (!deps.clock().instant().isBefore(deadline)) {
-      throw new Stop(End.budget("wall_time_ms", "the analysis ran out of its " + budgets.wallTimeMs() + " ms"));
+      return budget("wall_time_ms", "the analysis ran out of its " + budgets.wallTimeMs() + " ms");
     }
+    return Optional.empty();
   }
 
   private ChatCompletion askModel() {
     // What the last turn did is stored while the model thinks, not beside the steps.
     live.store();
     meter();
-    try {
-      ChatCompletion reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
-      turns++;
-      Usage usage = ModelClient.usage(reply);
-      addTokens(usage);
-      return reply;
-    } catch (ModelFailure e) {
-      if (live.cancelled() || e.type().equals("Cancelled")) {
-        throw new Stop(cancelledEnd());
-      }
-      if (e.type().equals("OutOfTime")) {
-        throw new Stop(End.budget("wall_time_ms", e.getMessage()));
-      }
-      throw new Stop(End.failed(e.type(), e.getMessage()));
+    ChatCompletion reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
+    turns++;
+    addTokens(ModelClient.usage(reply));
+    return reply;
+  }
+
+  /** How a model call that failed ends the analysis. */
+  private AnalysisOutcome modelFailed(ModelFailure e) {
+    if (live.cancelled() || e.type().equals("Cancelled")) {
+      return cancelledEnd();
     }
+    if (e.type().equals("OutOfTime")) {
+      return new AnalysisOutcome.BudgetExhausted("wall_time_ms", e.getMessage());
+    }
+    return new AnalysisOutcome.Failed(e.type(), e.getMessage());
   }
 
   /** A model turn's tokens: the analysis' and, at the next {@link #meter()}, the tenant's. */
@@ -322,11 +327,12 @@ final class AnalysisRun implements Runnable {
     live.usage(usageJson());
   }
 
-  private void runToolCall(ChatCompletionMessageToolCall call) {
+  /** Runs one tool call as a step; the outcome when the step ends the analysis. */
+  private Optional<AnalysisOutcome> runToolCall(ChatCompletionMessageToolCall call) {
     if (!call.isFunction()) {
       toolError(call.custom().map(c -> c.id()).orElse("unknown"), "ToolError",
           "only the function tool execute_code(code) exists");
-      return;
+      return Optional.empty();
     }
     ChatCompletionMessageFunctionToolCall function = call.asFunction();
     String code;
@@ -334,13 +340,16 @@ final class AnalysisRun implements Runnable {
       code = ExecuteCodeTool.code(function.function().name(), function.function().arguments());
     } catch (IllegalArgumentException e) {
       toolError(function.id(), "ToolError", e.getMessage());
-      return;
+      return Optional.empty();
     }
     if (executions >= budgets.executions()) {
-      throw new Stop(End.budget("execute_code_calls", "the analysis used all of its " + budgets.executions()
-          + " execute_code calls"));
+      return budget("execute_code_calls", "the analysis used all of its " + budgets.executions()
+          + " execute_code calls");
     }
-    checkBudgets();
+    Optional<AnalysisOutcome> over = overBudget();
+    if (over.isPresent()) {
+      return over;
+    }
     int step = ++executions;
     live.emit(AnalysisEvent.CODE, new JsonObject().put("step", step).put("code", code));
     OffsetDateTime startedAt = OffsetDateTime.now(deps.clock()).withOffsetSameInstant(ZoneOffset.UTC);
@@ -358,19 +367,17 @@ final class AnalysisRun implements Runnable {
       outcome = running.await();
     } catch (Exception e) {
       if (live.cancelled()) {
-        throw new Stop(cancelledEnd());
+        return Optional.of(cancelledEnd());
       }
       log.warn("analysis {}: step {} could not run: {}", live.id(), step, e.toString());
-      throw new Stop(End.failed("SandboxUnavailable", "the sandbox could not run the code: " + e.getMessage()));
+      return failed("SandboxUnavailable", "the sandbox could not run the code: " + e.getMessage());
     }
     JsonObject result = outcome.toToolResult();
     live.step(new AnalysisStore.StepRecord(step, code, result, startedAt, outcome.durationMs()));
     live.emit(AnalysisEvent.CELL_RESULT, new JsonObject().put("step", step).put("result", result));
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
         .toolCallId(function.id()).content(result.encode()).build()));
-    if (live.cancelled()) {
-      throw new Stop(cancelledEnd());
-    }
+    return live.cancelled() ? Optional.of(cancelledEnd()) : Optional.empty();
   }
 
   /** A tool call that could not run: the model hears why, as a CONTRACT-shaped result. */
@@ -409,24 +416,27 @@ final class AnalysisRun implements Runnable {
     };
   }
 
-  private void correct(String errorType, String correction, String failure) {
+  /** Asks the model to correct itself, or, with no correction turns left, the outcome that ends it. */
+  private Optional<AnalysisOutcome> correct(String errorType, String correction, String failure) {
     if (corrections >= deps.settings().maxCorrections()) {
-      throw new Stop(End.failed(errorType, failure + " (after " + corrections + " correction turns)"));
+      return failed(errorType, failure + " (after " + corrections + " correction turns)");
     }
     corrections++;
     messages.add(user(correction));
+    return Optional.empty();
   }
 
   private static ChatCompletionMessageParam user(String text) {
     return ChatCompletionMessageParam.ofUser(ChatCompletionUserMessageParam.builder().content(text).build());
   }
 
-  private End cancelledEnd() {
+  /** A cancel's outcome: cancelled, or failed when it was stopped for a reason (its tenant deleted). */
+  private AnalysisOutcome cancelledEnd() {
     String[] failure = live.failure();
     if (failure != null) {
-      return End.failed(failure[0], failure[1]);
+      return new AnalysisOutcome.Failed(failure[0], failure[1]);
     }
-    return new End("cancelled", "Cancelled", "the analysis was cancelled", null);
+    return new AnalysisOutcome.Cancelled();
   }
 
   private JsonObject usageJson() {
@@ -445,17 +455,17 @@ final class AnalysisRun implements Runnable {
    * Stores the outcome, then emits the one terminal event (whether or not storing worked, so that
    * no stream is left hanging), then lets waiters have the stored analysis.
    */
-  private void finish(End end) {
+  private void finish(AnalysisOutcome end) {
     JsonArray cited = new JsonArray();
     JsonObject usage = usageJson();
-    FinalAnswer answer = end.answer();
+    FinalAnswer answer = end instanceof AnalysisOutcome.Succeeded done ? done.answer() : null;
     try {
       meter();
       live.flushed().await();
       Future.join(writes).otherwiseEmpty().await();
       if (live.writeFailure() != null) {
         // Whatever the loop's end, its record lacks steps or events: say so rather than succeed.
-        end = End.failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
+        end = new AnalysisOutcome.Failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
             + " be stored; the gateway's log has the details");
         answer = null;
       }
@@ -466,7 +476,7 @@ final class AnalysisRun implements Runnable {
         log.warn("analysis {}: cited files left without titles: {}", live.id(), e.toString());
       }
       cited = citations.toJson();
-      deps.store().finishDurably(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status(), end.errorType(),
+      deps.store().finishDurably(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status().wire(), end.errorType(),
           end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
           usage));
     } catch (Exception e) {
@@ -475,10 +485,10 @@ final class AnalysisRun implements Runnable {
     deps.release(live);
     try {
       if (answer != null) {
-        live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status()).put("answer", answer.answer())
+        live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status().wire()).put("answer", answer.answer())
             .put("program", answer.program()).put("citations", cited).put("usage", usage));
       } else {
-        live.emit(AnalysisEvent.FAILED, new JsonObject().put("status", end.status())
+        live.emit(AnalysisEvent.FAILED, new JsonObject().put("status", end.status().wire())
             .put("error", new JsonObject().put("type", end.errorType()).put("message", end.message()))
             .put("usage", usage));
       }
@@ -486,9 +496,9 @@ final class AnalysisRun implements Runnable {
       live.complete(deps.store().get(live.tenantId(), live.id()).await().orElseThrow());
     } catch (Exception e) {
       log.error("analysis {}: could not read back its record", live.id(), e);
-      live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status()));
+      live.complete(new JsonObject().put("id", live.id().toString()).put("status", end.status().wire()));
     } finally {
-      deps.metrics().analysisFinished(end.status(), Duration.ofNanos(System.nanoTime() - startedNanos), turns);
+      deps.metrics().analysisFinished(end.status().wire(), Duration.ofNanos(System.nanoTime() - startedNanos), turns);
       deps.finished(live);
     }
   }

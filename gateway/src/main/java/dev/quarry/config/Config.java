@@ -82,54 +82,33 @@ public record Config(
 
   /** The same settings with another database name: tests use one database per test class. */
   public Config withDatabase(String database) {
-    return new Config(httpPort, pgHost, pgPort, database, pgUser, pgPassword, pgPoolSize, dataDir,
-        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
+    return Records.with(this, "pgDatabase", database);
   }
 
   public Config withDataDir(Path dir) {
-    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dir,
-        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
+    return Records.with(this, "dataDir", dir);
   }
 
   public Config withHttpPort(int port) {
-    return new Config(port, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
-        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
+    return Records.with(this, "httpPort", port);
   }
 
   public Config withMaxUploadBytes(long bytes) {
-    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
-        bytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs, sseHeartbeatSeconds);
+    return Records.with(this, "maxUploadBytes", bytes);
   }
 
   public Config withTenancy(TenancySettings settings) {
-    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
-        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        settings, bodyTimeoutMs, sseHeartbeatSeconds);
+    return Records.with(this, "tenancy", settings);
   }
 
   /** The same settings with another body timeout (tests of stalled bodies use a short one). */
   public Config withBodyTimeoutMs(long ms) {
-    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
-        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, ms, sseHeartbeatSeconds);
+    return Records.with(this, "bodyTimeoutMs", ms);
   }
 
   /** The same settings with another heartbeat interval of event streams (tests wait for one). */
   public Config withSseHeartbeatSeconds(int seconds) {
-    return new Config(httpPort, pgHost, pgPort, pgDatabase, pgUser, pgPassword, pgPoolSize, dataDir,
-        maxUploadBytes, contextBudgetChars, embeddingProvider, embeddingModel, embeddingBaseUrl,
-        embeddingApiKey, searchDefaultLimit, searchMaxLimit, maxQueryChars, pgAppUser, pgAppPassword,
-        tenancy, bodyTimeoutMs, seconds);
+    return Records.with(this, "sseHeartbeatSeconds", seconds);
   }
 
   /** How often a server-sent event stream that has nothing to say writes a comment line. */

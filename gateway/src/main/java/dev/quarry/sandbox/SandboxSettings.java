@@ -1,5 +1,6 @@
 package dev.quarry.sandbox;
 
+import dev.quarry.config.Records;
 import dev.quarry.config.InvalidSetting;
 import dev.quarry.config.Settings;
 import java.nio.file.Path;
@@ -87,8 +88,7 @@ public record SandboxSettings(
 
     /** The same with another share: 100 for a gateway that serves one tenant (benchmarks, capacity tests). */
     public Fairness withTenantSharePercent(int percent) {
-      return new Fairness(percent, callbacksPerSandbox, callbacksPerTenant, stallTimeout, executionCallbacks,
-          maxExecutionCallbacks);
+      return Records.with(this, "tenantSharePercent", percent);
     }
 
     /**
@@ -201,32 +201,27 @@ public record SandboxSettings(
   }
 
   public SandboxSettings withPoolPerTenant(int size) {
-    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        size, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+    return Records.with(this, "poolPerTenant", size);
   }
 
   /** The same settings with another sandbox limit and wait for a slot. */
   public SandboxSettings withCapacity(int maxActive, Duration maxWait) {
-    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+    return Records.with(this, java.util.Map.of("maxActive", maxActive, "maxWait", maxWait));
   }
 
   /** The same settings with other fairness limits. */
   public SandboxSettings withFairness(Fairness fairness) {
-    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+    return Records.with(this, "fairness", fairness);
   }
 
   /** The same settings with another run directory. */
   public SandboxSettings withRunRoot(Path runRoot) {
-    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+    return Records.with(this, "runRoot", runRoot);
   }
 
   /** The same settings with another mount policy. */
   public SandboxSettings withMountPolicy(MountPrivacy.Policy mountPolicy) {
-    return new SandboxSettings(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits,
-        poolPerTenant, reapInterval, reapAllOnStart, maxActive, maxWait, fairness, mountPolicy);
+    return Records.with(this, "mountPolicy", mountPolicy);
   }
 
 

@@ -26,17 +26,17 @@ public record QueryRules(int maxLimit, int maxQueryChars) {
   /** The first problem of this query and limit, if any. */
   public Optional<Problem> check(String query, long limit) {
     if (query == null || query.isBlank()) {
-      return problem(Argument.QUERY, "query is empty");
+      return problem(Argument.QUERY, "'query' is empty");
     }
     // PostgreSQL's text refuses U+0000; say so rather than let the database fail the search.
     if (query.indexOf('\0') >= 0) {
-      return problem(Argument.QUERY, "query contains a NUL character (\\x00)");
+      return problem(Argument.QUERY, "'query' contains a NUL character (\\x00)");
     }
     if (query.length() > maxQueryChars) {
-      return problem(Argument.QUERY, "query has " + query.length() + " characters; the limit is " + maxQueryChars);
+      return problem(Argument.QUERY, "'query' has " + query.length() + " characters; the limit is " + maxQueryChars);
     }
     if (limit < 1 || limit > maxLimit) {
-      return problem(Argument.LIMIT, "limit must be between 1 and " + maxLimit + ", got " + limit);
+      return problem(Argument.LIMIT, "'limit' must be between 1 and " + maxLimit + ", got " + limit);
     }
     return Optional.empty();
   }

@@ -23,10 +23,14 @@ class IngestStreamingTest {
   record Event(long id, String type, JsonObject data) {}
 
   /** Parses a whole text/event-stream body; every event must have an id, a type and JSON data. */
+  /**
+   * The events of a stream, as a client reads them: comment lines (the heartbeat's {@code :
+   * keep-alive}, which a slow ingest gets between its events) are no event.
+   */
   static List<Event> events(String body) {
     List<Event> out = new ArrayList<>();
     for (String block : body.split("\n\n")) {
-      if (block.isBlank()) {
+      if (block.lines().allMatch(line -> line.isBlank() || line.startsWith(":"))) {
         continue;
       }
       Long id = null;

@@ -85,7 +85,7 @@ class CliCommandsTest {
   void searchBadLimit() {
     CliRun run = CliRun.of("search", "--url", gateway.url(), "--api-key", gateway.apiKey(), "--limit", "0", "ferries");
     assertThat(run.exitCode()).isEqualTo(1);
-    assertThat(run.err().strip()).startsWith("error: invalid_limit: limit must be between 1 and");
+    assertThat(run.err().strip()).startsWith("error: invalid_limit: 'limit' must be between 1 and");
   }
 
   @Test

@@ -218,12 +218,12 @@ class SearchServiceTest {
   @DisplayName("a blank, overlong or badly limited query is rejected with a clear message")
   void badQueries() {
     int max = db.config().maxQueryChars();
-    assertRejected(new SearchRequest("   ", 5), "query is empty");
-    assertRejected(new SearchRequest(null, 5), "query is empty");
+    assertRejected(new SearchRequest("   ", 5), "'query' is empty");
+    assertRejected(new SearchRequest(null, 5), "'query' is empty");
     assertRejected(new SearchRequest("x".repeat(max + 1), 5), "limit is " + max);
-    assertRejected(new SearchRequest("oil", 0), "limit must be between 1 and");
+    assertRejected(new SearchRequest("oil", 0), "'limit' must be between 1 and");
     assertRejected(new SearchRequest("oil", db.config().searchMaxLimit() + 1),
-        "limit must be between 1 and " + db.config().searchMaxLimit());
+        "'limit' must be between 1 and " + db.config().searchMaxLimit());
     assertThatThrownBy(() -> search.rank(tenant, "", SearchMode.HYBRID, 5).await())
         .isInstanceOf(IllegalArgumentException.class);
   }
