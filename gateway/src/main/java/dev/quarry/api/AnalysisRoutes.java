@@ -17,7 +17,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The analyses API: ask a question (streamed as Server-Sent Events or answered as JSON), fetch and
@@ -96,30 +95,52 @@ final class AnalysisRoutes {
       }
     }
     Object rawQuestion = body.getValue("question");
-    if (!(rawQuestion instanceof String question) || question.isBlank()) {
+    if (!(rawQuestion instanceof String question)) {
       throw ApiError.badRequest("invalid_question", rawQuestion == null
           ? "field 'question' is required" : "field 'question' must be a non-empty string");
     }
-    int maxChars = analyses.settings().maxQuestionChars();
-    if (question.length() > maxChars) {
-      throw ApiError.badRequest("invalid_question", "field 'question' has " + question.length()
-          + " characters; the limit is " + maxChars);
+    String problem = questionProblem(question);
+    if (problem != null) {
+      throw ApiError.badRequest("invalid_question", "field 'question' " + problem);
     }
     List<UUID> scope = uuids(body.getValue("document_ids"), "document_ids");
-    List<UUID> preload;
-    Object rawPreload = body.getValue("preload");
-    if (rawPreload == null || Boolean.FALSE.equals(rawPreload)) {
-      preload = List.of();
-    } else if (Boolean.TRUE.equals(rawPreload)) {
+    List<UUID> preload = preload(body.getValue("preload"), scope);
+    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets(body.getValue("budgets")));
+  }
+
+  /**
+   * What is wrong with a question, worded to follow its name ("field 'question' ", "argument
+   * 'question' "), or null: it must not be blank nor longer than {@code QUARRY_MAX_QUESTION_CHARS}.
+   * The one check of a question on every surface (REST, chat completions' last message, MCP's ask).
+   */
+  String questionProblem(String question) {
+    if (question.isBlank()) {
+      return "must be a non-empty string";
+    }
+    int maxChars = analyses.settings().maxQuestionChars();
+    if (question.length() > maxChars) {
+      return "has " + question.length() + " characters; the limit is " + maxChars;
+    }
+    return null;
+  }
+
+  /**
+   * The field {@code preload} of every surface that takes one: absent or false preloads nothing, a
+   * list of ids preloads those, and true preloads the documents of {@code document_ids}, which must
+   * then name some.
+   */
+  static List<UUID> preload(Object raw, List<UUID> scope) {
+    if (raw == null || Boolean.FALSE.equals(raw)) {
+      return List.of();
+    }
+    if (Boolean.TRUE.equals(raw)) {
       if (scope.isEmpty()) {
         throw ApiError.badRequest("invalid_preload", "'preload': true preloads the documents of 'document_ids',"
             + " which is empty; list the documents to preload");
       }
-      preload = scope;
-    } else {
-      preload = uuids(rawPreload, "preload");
+      return scope;
     }
-    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets(body.getValue("budgets")));
+    return uuids(raw, "preload");
   }
 
   /** The budgets a request asks for over the defaults, within the maxima. */
@@ -161,30 +182,11 @@ final class AnalysisRoutes {
   private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner) {
     HttpServerResponse response = ctx.response();
     EventStream.open(response, ctx.vertx(), heartbeat).putHeader("X-Analysis-Id", live.id().toString());
-    AtomicBoolean ended = new AtomicBoolean();
-    Runnable[] stop = new Runnable[1];
-    response.closeHandler(v -> {
-      if (ended.compareAndSet(false, true)) {
-        if (stop[0] != null) {
-          stop[0].run();
-        }
-        if (owner && analyses.settings().cancelOnDisconnect()) {
-          live.cancel();
-        }
+    EventStream.follow(response, live, event -> response.write(event.sse()), () -> {
+      if (owner && analyses.settings().cancelOnDisconnect()) {
+        live.cancel();
       }
     });
-    stop[0] = live.listen(0, event -> {
-      if (ended.get()) {
-        return;
-      }
-      response.write(event.sse());
-      if (event.terminal() && ended.compareAndSet(false, true)) {
-        response.end();
-      }
-    });
-    if (ended.get()) {
-      stop[0].run();
-    }
   }
 
   private void list(RoutingContext ctx) {
@@ -250,17 +252,7 @@ final class AnalysisRoutes {
     return ApiError.notFound("no analysis with id " + id);
   }
 
-  /** The HTTP status of each reason an analysis or a replay is refused for. */
-  static int status(AnalysisService.AnalysisRefused.Reason reason) {
-    return switch (reason) {
-      case MODEL_NOT_CONFIGURED, SANDBOX_UNAVAILABLE -> 503;
-      case UNKNOWN_DOCUMENTS -> 404;
-      case PRELOAD_OUTSIDE_SCOPE -> 400;
-      case NO_PROGRAM -> 409;
-    };
-  }
-
   private static Throwable refusal(Throwable e) {
-    return e instanceof AnalysisService.AnalysisRefused r ? new ApiError(status(r.reason()), r.code(), r.getMessage()) : e;
+    return e instanceof AnalysisService.AnalysisRefused r ? ErrorMapping.refused(r) : e;
   }
 }

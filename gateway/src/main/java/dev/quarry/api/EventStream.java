@@ -1,5 +1,9 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.AnalysisEvent;
+import dev.quarry.agent.LiveAnalysis;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
@@ -70,5 +74,40 @@ final class EventStream {
       }
     });
     return response;
+  }
+
+  /**
+   * Puts a running analysis' events, from the first, on an open stream: each event goes to {@code
+   * write} until the stream has ended, and the terminal one ends it ({@code write} writes its own
+   * last words; the response is ended here if it did not). A client that goes away first stops the
+   * listening and runs {@code gone}.
+   */
+  static void follow(HttpServerResponse response, LiveAnalysis live, Consumer<AnalysisEvent> write, Runnable gone) {
+    AtomicBoolean ended = new AtomicBoolean();
+    Runnable[] stop = new Runnable[1];
+    response.closeHandler(v -> {
+      if (ended.compareAndSet(false, true)) {
+        if (stop[0] != null) {
+          stop[0].run();
+        }
+        gone.run();
+      }
+    });
+    stop[0] = live.listen(0, event -> {
+      if (ended.get()) {
+        return;
+      }
+      if (!event.terminal()) {
+        write.accept(event);
+      } else if (ended.compareAndSet(false, true)) {
+        write.accept(event);
+        if (!response.ended()) {
+          response.end();
+        }
+      }
+    });
+    if (ended.get()) {
+      stop[0].run();
+    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.AnalysisOutcome;
 import dev.quarry.agent.AnalysisEvent;
 import dev.quarry.agent.AnalysisRequest;
 import dev.quarry.agent.LiveAnalysis;
@@ -271,12 +272,12 @@ final class McpTools {
     JsonObject a = new JsonObject(args);
     AnalysisRequest request;
     try {
-      if (!(a.getValue("question") instanceof String question) || question.isBlank()) {
+      if (!(a.getValue("question") instanceof String question)) {
         throw new ToolError("argument 'question' must be a non-empty string");
       }
-      int maxChars = analyses.service().settings().maxQuestionChars();
-      if (question.length() > maxChars) {
-        throw new ToolError("argument 'question' has " + question.length() + " characters; the limit is " + maxChars);
+      String problem = analyses.questionProblem(question);
+      if (problem != null) {
+        throw new ToolError("argument 'question' " + problem);
       }
       List<UUID> scope = AnalysisRoutes.uuids(a.getValue("document_ids"), "document_ids");
       request = new AnalysisRequest(question, new Scope(Set.copyOf(scope)), List.of(),
@@ -346,7 +347,7 @@ final class McpTools {
         .put("program", analysis.getString("program"))
         .put("citations", analysis.getJsonArray("citations", new JsonArray()))
         .put("error", analysis.getJsonObject("error"));
-    if (!"succeeded".equals(analysis.getString("status"))) {
+    if (!AnalysisOutcome.Status.SUCCEEDED.wire().equals(analysis.getString("status"))) {
       JsonObject error = analysis.getJsonObject("error", new JsonObject());
       return McpSchema.CallToolResult.builder().addTextContent("the analysis " + analysis.getString("id")
           + " ended without an answer (" + analysis.getString("status") + ", " + error.getString("type") + "): "

@@ -1,10 +1,10 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.AnalysisOutcome;
 import dev.quarry.agent.AnalysisEvent;
 import dev.quarry.agent.AnalysisRequest;
 import dev.quarry.agent.LiveAnalysis;
 import dev.quarry.sandbox.Scope;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
@@ -146,15 +146,7 @@ final class OpenAiRoutes {
     }
     Conversation conversation = conversation(body.getValue("messages"));
     List<UUID> scope = AnalysisRoutes.uuids(body.getValue("document_ids"), "document_ids");
-    List<UUID> preload;
-    Object rawPreload = body.getValue("preload");
-    if (rawPreload == null || Boolean.FALSE.equals(rawPreload)) {
-      preload = List.of();
-    } else if (Boolean.TRUE.equals(rawPreload)) {
-      preload = scope;
-    } else {
-      preload = AnalysisRoutes.uuids(rawPreload, "preload");
-    }
+    List<UUID> preload = AnalysisRoutes.preload(body.getValue("preload"), scope);
     AnalysisRequest request = new AnalysisRequest(conversation.question(), new Scope(Set.copyOf(scope)), preload,
         analyses.budgets(body.getValue("budgets")), conversation.earlier(), conversation.instructions());
     return new Chat(request, stream, includeUsage);
@@ -238,12 +230,9 @@ final class OpenAiRoutes {
     }
     String question = turns.removeLast().text();
     int maxChars = analyses.service().settings().maxQuestionChars();
-    if (question.isBlank()) {
-      throw invalid("messages", "the last user message (the question) is empty");
-    }
-    if (question.length() > maxChars) {
-      throw invalid("messages", "the last user message (the question) has " + question.length()
-          + " characters; the limit is " + maxChars);
+    String problem = analyses.questionProblem(question);
+    if (problem != null) {
+      throw invalid("messages", "the last user message (the question) " + problem);
     }
     if (instructions.length() > maxChars) {
       throw invalid("messages", "the system messages have " + instructions.length()
@@ -319,7 +308,7 @@ final class OpenAiRoutes {
       }
     });
     live.finished().onComplete(done -> answered.set(true)).onSuccess(analysis -> {
-      if (!"succeeded".equals(analysis.getString("status"))) {
+      if (!AnalysisOutcome.Status.SUCCEEDED.wire().equals(analysis.getString("status"))) {
         ctx.fail(failure(analysis));
         return;
       }
@@ -395,23 +384,9 @@ final class OpenAiRoutes {
     EventStream.open(response, ctx.vertx(), analyses.heartbeat()).putHeader("X-Analysis-Id", live.id().toString());
     String id = completionId(live);
     long createdAt = Instant.now().getEpochSecond();
-    Vertx vertx = ctx.vertx();
-    AtomicBoolean ended = new AtomicBoolean();
-    Runnable[] stop = new Runnable[1];
-    response.closeHandler(v -> {
-      if (ended.compareAndSet(false, true)) {
-        if (stop[0] != null) {
-          stop[0].run();
-        }
-        live.cancel();
-      }
-    });
     ChunkWriter chunks = new ChunkWriter(response, id, createdAt, includeUsage);
     chunks.delta(new JsonObject().put("role", "assistant").put("content", ""));
-    stop[0] = live.listen(0, event -> {
-      if (ended.get()) {
-        return;
-      }
+    EventStream.follow(response, live, event -> {
       JsonObject e = new JsonObject(event.json());
       switch (event.type()) {
         case AnalysisEvent.STARTED -> chunks.reasoning("Analysis " + live.id() + " started.\n");
@@ -436,9 +411,6 @@ final class OpenAiRoutes {
       if (!event.terminal()) {
         return;
       }
-      if (!ended.compareAndSet(false, true)) {
-        return;
-      }
       if (event.type().equals(AnalysisEvent.ANSWER)) {
         chunks.delta(new JsonObject().put("content", e.getString("answer")));
         JsonObject last = chunks.chunk(new JsonObject(), "stop");
@@ -455,10 +427,7 @@ final class OpenAiRoutes {
         response.write("data: " + WireFormat.openAiError(failure).encode() + "\n\n");
       }
       response.end("data: [DONE]\n\n");
-    });
-    if (ended.get()) {
-      stop[0].run();
-    }
+    }, live::cancel);
   }
 
   /** Writes the chunks of one streamed completion, each with the same id, time and model. */

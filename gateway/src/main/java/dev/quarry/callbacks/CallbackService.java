@@ -11,24 +11,13 @@ import java.util.function.Supplier;
 /**
  * Makes the callbacks of each sandbox the gateway opens: one search, one document store, one
  * model and one token account, given to executions ({@code POST /v1/executions}), analyses and
- * replays alike.
+ * replays alike. Its {@code tokens} are the tenants' daily model tokens, which an analysis' own
+ * model turns are counted in too.
+ *
+ * @param llm the model behind llm(); null when none is configured
  */
-public final class CallbackService {
-  private final SearchService search;
-  private final DocumentStore documents;
-  private final QueryRules rules;
-  private final Llm llm;
-  private final TokenAccount tokens;
-
-  /** @param llm the model behind llm(); null when none is configured */
-  public CallbackService(SearchService search, DocumentStore documents, QueryRules rules, Llm llm,
-      TokenAccount tokens) {
-    this.search = search;
-    this.documents = documents;
-    this.rules = rules;
-    this.llm = llm;
-    this.tokens = tokens;
-  }
+public record CallbackService(SearchService search, DocumentStore documents, QueryRules rules, Llm llm,
+    TokenAccount tokens) {
 
   /** For work with a deadline of its own (an analysis, a replay): each llm() ends by it. */
   public TenantCallbacks forTenant(UUID tenantId, Scope scope, Supplier<Instant> deadline) {
@@ -40,8 +29,4 @@ public final class CallbackService {
     return forTenant(tenantId, scope, () -> Instant.MAX);
   }
 
-  /** The tenants' daily model tokens, which an analysis' own model turns are counted in too. */
-  public TokenAccount tokens() {
-    return tokens;
-  }
 }

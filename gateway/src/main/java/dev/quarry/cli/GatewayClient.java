@@ -111,15 +111,21 @@ final class GatewayClient {
           }
         }
       }
-    } catch (IOException e) {
-      if (isConnectFailure(e)) {
-        throw new GatewayUnreachable(url());
-      }
-      throw new CliFailure("request to " + request.uri() + " failed: " + describe(e));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CliFailure("interrupted");
+    } catch (IOException | InterruptedException e) {
+      throw notAnswered(request, e);
     }
+  }
+
+  /** What a request that got no reply (or was interrupted waiting for one) means to the user. */
+  private RuntimeException notAnswered(HttpRequest request, Exception e) {
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+      return new CliFailure("interrupted");
+    }
+    if (isConnectFailure(e)) {
+      return new GatewayUnreachable(url());
+    }
+    return new CliFailure("request to " + request.uri() + " failed: " + describe(e));
   }
 
   Reply delete(String path) {
@@ -187,14 +193,8 @@ final class GatewayClient {
         throw GatewayError.from(reply);
       }
       return reply;
-    } catch (IOException e) {
-      if (isConnectFailure(e)) {
-        throw new GatewayUnreachable(url());
-      }
-      throw new CliFailure("request to " + request.uri() + " failed: " + describe(e));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CliFailure("interrupted");
+    } catch (IOException | InterruptedException e) {
+      throw notAnswered(request, e);
     }
   }
 

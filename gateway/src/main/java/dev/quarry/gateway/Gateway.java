@@ -161,7 +161,7 @@ public final class Gateway extends VerticleBase {
           // before the sandboxes go.
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
           lifecycle.onShutdown("analyses", analyses::close);
-          ApiRoutes routes = new ApiRoutes(vertx, pool, config,
+          ApiRoutes routes = new ApiRoutes(vertx, config,
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
               documents,
               search, new TenantStore(pool), quotas, documentsFs,
