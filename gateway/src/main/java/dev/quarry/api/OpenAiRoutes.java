@@ -431,18 +431,7 @@ final class OpenAiRoutes {
   }
 
   /** Writes the chunks of one streamed completion, each with the same id, time and model. */
-  private static final class ChunkWriter {
-    private final HttpServerResponse response;
-    private final String id;
-    private final long created;
-    private final boolean includeUsage;
-
-    ChunkWriter(HttpServerResponse response, String id, long created, boolean includeUsage) {
-      this.response = response;
-      this.id = id;
-      this.created = created;
-      this.includeUsage = includeUsage;
-    }
+  private record ChunkWriter(HttpServerResponse response, String id, long created, boolean includeUsage) {
 
     JsonObject chunk(JsonObject delta, String finishReason) {
       JsonObject chunk = new JsonObject().put("id", id).put("object", "chat.completion.chunk").put("created", created)

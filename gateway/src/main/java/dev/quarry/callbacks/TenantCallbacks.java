@@ -21,32 +21,12 @@ import java.util.function.Supplier;
  * counted in the tenant's daily tokens. The one implementation behind executions, analyses and
  * replays; an analysis puts its budgets on top (agent's {@code BudgetedCallbacks}). Made by
  * {@link CallbackService}.
+ *
+ * @param llm      the model; null when no model endpoint is configured (llm() then fails saying so)
+ * @param deadline when the work the code runs in must be done; each llm() ends by then
  */
-public final class TenantCallbacks implements Callbacks {
-  private final UUID tenantId;
-  private final Scope scope;
-  private final SearchService search;
-  private final DocumentStore documents;
-  private final QueryRules rules;
-  private final Llm llm;
-  private final TokenAccount tokens;
-  private final Supplier<Instant> deadline;
-
-  /**
-   * @param llm      the model; null when no model endpoint is configured (llm() then fails saying so)
-   * @param deadline when the work the code runs in must be done; each llm() ends by then
-   */
-  public TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents,
-      QueryRules rules, Llm llm, TokenAccount tokens, Supplier<Instant> deadline) {
-    this.tenantId = tenantId;
-    this.scope = scope;
-    this.search = search;
-    this.documents = documents;
-    this.rules = rules;
-    this.llm = llm;
-    this.tokens = tokens;
-    this.deadline = deadline;
-  }
+public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents,
+    QueryRules rules, Llm llm, TokenAccount tokens, Supplier<Instant> deadline) implements Callbacks {
 
   @Override
   public Future<JsonArray> search(String query, int limit) {
