@@ -94,7 +94,14 @@ public final class PdfConverter implements Converter {
       }
       String infoTitle = doc.getDocumentInformation().getTitle();
       List<DocItem> items = items(pages, fileName, deadline);
-      return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items);
+      Map<Integer, Integer> undecodable = new HashMap<>();
+      for (Page page : pages) {
+        if (page.undecodable() > 0) {
+          undecodable.put(page.number(), page.undecodable());
+        }
+      }
+      return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items,
+          undecodable);
     } catch (InvalidPasswordException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
           "the PDF is encrypted and needs a password", e);
@@ -153,6 +160,7 @@ public final class PdfConverter implements Converter {
       }
       lines.removeAll(headers);
       lines.removeAll(footers);
+      PdfLayout.joinBullets(lines);
       // Statements first: their underlines and total rules would read as a ruled table's rows.
       List<Table> tables = PdfStatements.find(lines, page.rulings());
       tables.addAll(PdfLayout.tables(page, lines));
