@@ -68,6 +68,8 @@ public final class ConversionBench {
       int referenceTables;
       int tables;
       int rightShape;
+      int orderedPairs;
+      int sameOrder;
       double seconds;
 
       void add(ConversionReport r, double s) {
@@ -82,6 +84,8 @@ public final class ConversionBench {
         paged += r.pagedAligned();
         headers += r.referenceHeaders();
         sameLevel += r.sameHeadingLevel();
+        orderedPairs += r.orderedHeaderPairs();
+        sameOrder += r.sameHeaderOrder();
         referenceTables += r.referenceTableShapes().size();
         tables += r.tableShapes().size();
         rightShape += r.rightShapeTables();
@@ -89,10 +93,10 @@ public final class ConversionBench {
       }
 
       String row(String name) {
-        return String.format(Locale.ROOT, "| %s | %d | %d | %s | %s | %s | %s | %d / %d / %d | %s | %s | %.2f |%n",
+        return String.format(Locale.ROOT, "| %s | %d | %d | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s | %.2f |%n",
             name, files, refused, pct(common, referenceTokens), pct(common, tokens), pct(aligned, alignable),
             pct(sameLabel, aligned), referenceTables, tables, rightShape, pct(samePages, paged),
-            pct(sameLevel, headers), seconds);
+            pct(sameLevel, headers), pct(sameOrder, orderedPairs), seconds);
       }
     }
 
@@ -103,8 +107,8 @@ public final class ConversionBench {
       Map<String, Totals> byFormat = new LinkedHashMap<>();
       Totals all = new Totals();
       StringBuilder files = new StringBuilder("| file | items / ref | recall | precision | items found | labels"
-          + " | tables ref / ours / right shape | pages | heading levels | label confusions (ours->docling) |\n"
-          + "|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n");
+          + " | tables ref / ours / right shape | pages | heading levels | heading order | label confusions (ours->docling) |\n"
+          + "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n");
       for (Path source : ConversionReport.pairs(docling)) {
         String format = source.getParent().getFileName().toString();
         String name = format + "/" + source.getFileName();
@@ -115,11 +119,12 @@ public final class ConversionBench {
           double s = (System.nanoTime() - start) / 1e9;
           t.add(r, s);
           all.add(r, s);
-          files.append(String.format(Locale.ROOT, "| %s | %d / %d | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s |%n",
+          files.append(String.format(Locale.ROOT, "| %s | %d / %d | %s | %s | %s | %s | %d / %d / %d | %s | %s | %s | %s |%n",
               name, r.items(), r.referenceItems(), pct(r.commonTokens(), r.referenceTokens()),
               pct(r.commonTokens(), r.tokens()), pct(r.aligned(), r.alignable()), pct(r.sameLabel(), r.aligned()),
               r.referenceTableShapes().size(), r.tableShapes().size(), r.rightShapeTables(),
               pct(r.samePages(), r.pagedAligned()), pct(r.sameHeadingLevel(), r.referenceHeaders()),
+              pct(r.sameHeaderOrder(), r.orderedHeaderPairs()),
               r.labelConfusions().isEmpty() ? "" : r.labelConfusions().toString()));
           System.out.println(r.summary());
         } catch (IngestException e) {
@@ -128,7 +133,7 @@ public final class ConversionBench {
           all.files++;
           all.refused++;
           files.append("| ").append(name).append(" | refused: ").append(e.reason().name().toLowerCase(Locale.ROOT))
-              .append(" | | | | | | | | ").append(e.getMessage().replace("|", "\\|")).append(" |\n");
+              .append(" | | | | | | | | | ").append(e.getMessage().replace("|", "\\|")).append(" |\n");
           System.out.println(name + ": refused: " + e.getMessage());
         }
       }
@@ -140,11 +145,14 @@ public final class ConversionBench {
           + " precision are over word tokens (NFKC, lower case), pictures left out; items are aligned in order"
           + " (an item matches when half its distinct words are shared); labels, pages and heading levels are"
           + " agreement over aligned items (pages where the reference has pages, heading levels over docling's"
-          + " section headers; – where there is nothing to compare); a table has the"
+          + " section headers; – where there is nothing to compare); heading order: over consecutive aligned"
+          + " headers whose levels differ in docling's reference, the share whose levels differ the same way"
+          + " here (docling puts every PDF header at level 1, so a PDF whose depth Quarry reads from its"
+          + " numbering loses exact levels but has no order to get wrong: –); a table has the"
           + " right shape when docling has one of the same rows × columns. Per format, sums over its files.\n\n");
       out.append("| format | files | refused | recall | precision | items found | labels"
-          + " | tables ref / ours / right shape | pages | heading levels | seconds |\n"
-          + "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n");
+          + " | tables ref / ours / right shape | pages | heading levels | heading order | seconds |\n"
+          + "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
       byFormat.forEach((f, t) -> out.append(t.row(f)));
       out.append(all.row("all"));
       out.append("\n").append(files);

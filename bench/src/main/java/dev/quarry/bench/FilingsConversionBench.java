@@ -47,7 +47,25 @@ public final class FilingsConversionBench {
 
   /** One converter's figures for one filing. */
   private record Result(int pages, int tables, int withHeader, double seconds, int figures,
-      int found) {}
+      int found, List<FilingStatements.Statement> statements) {
+    long statementsOneTable() {
+      return statements.stream().filter(FilingStatements.Statement::oneTable).count();
+    }
+
+    /** One table whose header row names the periods (or, for equity, the columns). */
+    long statementsWellFormed() {
+      return statements.stream().filter(s -> s.oneTable() && (s.periodHeaders() == 1
+          || s.headers() == 1 && s.title().toLowerCase(Locale.ROOT).contains("equity"))).count();
+    }
+
+    long statementsSplit() {
+      return statements.stream().filter(s -> s.tables() > 1).count();
+    }
+
+    long statementsOverPages() {
+      return statements.stream().filter(s -> s.pages().size() > 1).count();
+    }
+  }
 
   public String run() throws Exception {
     Path dir = paths.sharedData().resolve("filings");
@@ -158,7 +176,13 @@ public final class FilingsConversionBench {
         found += inTables.contains(f) ? 1 : 0;
       }
     }
-    return new Result(pages, tables, withHeader, seconds, figures, found);
+    List<FilingStatements.Statement> statements = FilingStatements.find(items);
+    for (FilingStatements.Statement s : statements) {
+      System.out.printf(Locale.ROOT, "  statement p%s: %d table(s), %d with a header, %d naming"
+          + " periods, %d over pages: %s%n", s.pages(), s.tables(), s.headers(), s.periodHeaders(),
+          s.multiPageTables(), s.title());
+    }
+    return new Result(pages, tables, withHeader, seconds, figures, found, statements);
   }
 
   /** The numbers of a text, without thousands separators; single digits are left out. */
@@ -228,6 +252,27 @@ public final class FilingsConversionBench {
               : totalBefore.seconds() / totalBefore.pages(), total.seconds() / total.pages(), "%.3f"))
           .append(" | ").append(share(totalBefore, total)).append(" |\n");
     }
+    sb.append("\n### The financial statements\n\nEvery primary statement of the ten filings,"
+        + " found from the items (`FilingStatements`: an item titled like \"Consolidated"
+        + " Statements of Cash Flows\", a company name before it allowed, and the tables up to the"
+        + " next heading that is not its \"(continued)\"). One table: the statement is one table"
+        + " item (over several pages, one item listing them all). Well formed: one table whose"
+        + " header row names the periods (for a statement of equity, whose columns are its"
+        + " components, a header row). Split: more than one table.\n\n");
+    sb.append("| filing | statements | over two pages or more | one table | well formed | split |\n"
+        + "|---|---:|---:|---:|---:|---:|\n");
+    Result all = null;
+    Result allBefore = null;
+    for (Map.Entry<String, Result> e : after.entrySet()) {
+      Result a = e.getValue();
+      Result b = before.get(e.getKey());
+      sb.append("| ").append(e.getKey()).append(" | ").append(statementCells(b, a)).append(" |\n");
+      all = add(all, a);
+      allBefore = b == null ? null : add(allBefore, b);
+    }
+    if (all != null) {
+      sb.append("| **all** | ").append(statementCells(allBefore, all)).append(" |\n");
+    }
     sb.append("\nCells read \"before → after\". Evidence figures: the numbers of two digits or"
         + " more in each question's `evidence_text`, found among the numbers of the table cells on"
         + " its evidence page (a figure in a text item does not count). s / page: conversion"
@@ -235,10 +280,24 @@ public final class FilingsConversionBench {
     return sb.toString();
   }
 
+  private static String statementCells(Result b, Result a) {
+    return String.join(" | ",
+        pair(b == null ? null : (double) b.statements().size(), a.statements().size(), "%.0f"),
+        pair(b == null ? null : (double) b.statementsOverPages(), a.statementsOverPages(), "%.0f"),
+        pair(b == null ? null : (double) b.statementsOneTable(), a.statementsOneTable(), "%.0f"),
+        pair(b == null ? null : (double) b.statementsWellFormed(), a.statementsWellFormed(), "%.0f"),
+        pair(b == null ? null : (double) b.statementsSplit(), a.statementsSplit(), "%.0f"));
+  }
+
   private static Result add(Result t, Result r) {
-    return t == null ? r : new Result(t.pages() + r.pages(), t.tables() + r.tables(),
+    if (t == null) {
+      return r;
+    }
+    List<FilingStatements.Statement> statements = new ArrayList<>(t.statements());
+    statements.addAll(r.statements());
+    return new Result(t.pages() + r.pages(), t.tables() + r.tables(),
         t.withHeader() + r.withHeader(), t.seconds() + r.seconds(), t.figures() + r.figures(),
-        t.found() + r.found());
+        t.found() + r.found(), statements);
   }
 
   private static String pair(Double before, double after, String format) {

@@ -80,7 +80,16 @@ final class WireFormat {
         .put("source_type", r.sourceType())
         .put("item_count", r.itemCount())
         .put("chunk_count", r.chunkCount())
-        .put("undecodable_chars", r.undecodableChars());
+        .put("undecodable_chars", r.undecodableChars())
+        .put("undecodable_pages", undecodablePages(r));
+  }
+
+  /** {@code [{"page", "chars"}, …]} in page order, pages with nothing dropped left out. */
+  private static JsonArray undecodablePages(IngestResult r) {
+    JsonArray pages = new JsonArray();
+    new java.util.TreeMap<>(r.undecodablePages()).forEach((page, chars) ->
+        pages.add(new JsonObject().put("page", page).put("chars", chars)));
+    return pages;
   }
 
   static JsonObject results(List<SearchHit> hits) {

@@ -41,6 +41,8 @@ public record ConversionReport(
     int samePages,
     int referenceHeaders,
     int sameHeadingLevel,
+    int orderedHeaderPairs,
+    int sameHeaderOrder,
     List<String> tableShapes,
     List<String> referenceTableShapes,
     Map<String, Integer> labelConfusions) {
@@ -176,9 +178,30 @@ public record ConversionReport(
         }
       }
     }
+    // Heading order: for consecutive aligned headers whose reference levels differ, whether ours
+    // differ the same way (deeper, or higher). A reference that puts every header at level 1 (as
+    // docling does for PDFs) says nothing about order, so it neither rewards nor punishes depth.
+    int ordered = 0;
+    int sameOrder = 0;
+    int[] previous = null;
+    for (int[] p : pairs) {
+      if (!a.get(p[0]).label().equals("section_header")
+          || !r.get(p[1]).label().equals("section_header")) {
+        continue;
+      }
+      if (previous != null) {
+        int want = Integer.compare(r.get(p[1]).headingLevel(), r.get(previous[1]).headingLevel());
+        int got = Integer.compare(a.get(p[0]).headingLevel(), a.get(previous[0]).headingLevel());
+        if (want != 0) {
+          ordered++;
+          sameOrder += want == got ? 1 : 0;
+        }
+      }
+      previous = p;
+    }
     return new ConversionReport(document, actual.size(), reference.size(), common, actualTotal,
         referenceTotal, ratio(common, referenceTotal), ratio(common, actualTotal), pairs.size(), r.size(),
-        sameLabel, paged, samePages, headers, sameLevel, shapes(actual), shapes(reference), confusions);
+        sameLabel, paged, samePages, headers, sameLevel, ordered, sameOrder, shapes(actual), shapes(reference), confusions);
   }
 
   /** Share of the reference's alignable items (those with words) that found a partner. */
@@ -198,6 +221,14 @@ public record ConversionReport(
   /** Among aligned reference section headers, the share converted as headers of the same level. */
   public double headingLevelAgreement() {
     return ratio(sameHeadingLevel, referenceHeaders);
+  }
+
+  /**
+   * Among consecutive aligned headers whose reference levels differ, the share whose levels here
+   * differ the same way; NaN when the reference orders none (every header at one level).
+   */
+  public double headingOrderAgreement() {
+    return ratio(sameHeaderOrder, orderedHeaderPairs);
   }
 
   /** How many of the reference's tables have a table of the same rows × columns here. */
@@ -222,10 +253,11 @@ public record ConversionReport(
   public String summary() {
     return String.format(Locale.ROOT,
         "%s: items %d/%d ref, words recall %.3f precision %.3f, aligned %.3f (%d/%d), labels %.3f,"
-            + " pages %.3f, heading levels %.3f (%d headers), tables %s vs ref %s, label confusions"
+            + " pages %.3f, heading levels %.3f (%d headers), heading order %.3f (%d pairs), tables %s vs ref %s, label confusions"
             + " (ours->ref) %s",
         document, items, referenceItems, tokenRecall, tokenPrecision, alignment(), aligned, alignable,
-        labelAgreement(), pageAgreement(), headingLevelAgreement(), referenceHeaders, tableShapes,
+        labelAgreement(), pageAgreement(), headingLevelAgreement(), referenceHeaders,
+        headingOrderAgreement(), orderedHeaderPairs, tableShapes,
         referenceTableShapes, labelConfusions);
   }
 

@@ -15,12 +15,16 @@ import org.jsoup.nodes.TextNode;
  * HTML to items, following docling's HTML backend: {@code h1} is a {@code title}, {@code h2}…{@code
  * h6} are section headers of level 1…5, lists nest two levels per list (list group, then item),
  * tables repeat a spanning cell in every slot it covers, and text that sits loose between blocks
- * becomes a text item of its own. Scripts, styles and navigation menus are not content.
+ * becomes a text item of its own. Navigation and asides are kept: a menu or a sidebar is text the
+ * page shows (a documentation site's sidebar is its table of contents), and docling keeps it too.
+ * Scripts, styles, form controls (buttons such as "Toggle …", inputs, a search form) and what is
+ * hidden from screen readers ({@code aria-hidden}) are not content: they say what a reader can
+ * click, or repeat what the page says elsewhere.
  */
 public final class HtmlConverter implements Converter {
   /** Elements whose content is never document text. */
   private static final Set<String> SKIPPED = Set.of(
-      "head", "script", "style", "noscript", "template", "nav", "svg", "math", "iframe", "object",
+      "head", "script", "style", "noscript", "template", "svg", "math", "iframe", "object",
       "button", "select", "input", "textarea", "form");
   /** Elements that end the running paragraph; everything else is inline. */
   private static final Set<String> BLOCKS = Set.of(
@@ -89,7 +93,8 @@ public final class HtmlConverter implements Converter {
         return;
       }
       String tag = e.normalName();
-      if (SKIPPED.contains(tag) || e.hasAttr("hidden")) {
+      // Hidden, or hidden from screen readers (aria-hidden: an icon's label, a control's copy).
+      if (SKIPPED.contains(tag) || e.hasAttr("hidden") || e.attr("aria-hidden").equals("true")) {
         return;
       }
       if (tag.equals("br")) {

@@ -25,6 +25,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -126,7 +127,7 @@ public final class IngestService {
   private record Prepared(
       UUID tenantId, String uri, String title, String context, SourceType type, String hash, long byteSize,
       List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors,
-      long storedBytesLimit, int undecodableChars) {}
+      long storedBytesLimit, int undecodableChars, Map<Integer, Integer> undecodablePages) {}
 
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
@@ -158,7 +159,7 @@ public final class IngestService {
           chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
       return new Prepared(tenantId, uri, title, context, sniffed.type(), sniffed.hash(),
           request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit,
-          converted.undecodableChars());
+          converted.undecodableChars(), converted.undecodableByPage());
     }, false);
   }
 
@@ -342,7 +343,7 @@ public final class IngestService {
 
   private IngestResult result(UUID id, IngestResult.Status status, Prepared p) {
     return new IngestResult(id, status, p.title(), p.type().wireName(), p.items().size(),
-        p.chunks().size(), p.undecodableChars());
+        p.chunks().size(), p.undecodableChars(), p.undecodablePages());
   }
 
   private static IngestResult unchanged(Row row) {

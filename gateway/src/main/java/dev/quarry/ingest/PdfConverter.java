@@ -27,7 +27,8 @@ import org.apache.pdfbox.pdmodel.encryption.InvalidPasswordException;
  * Converts a PDF with PDFBox: glyph geometry per page, then {@link PdfLayout} for lines, tables,
  * pictures, paragraphs and reading order, then labels from font size and weight relative to the
  * document's body font; header levels follow the header font sizes when there are two or three.
- * Work is bounded by a page limit, per-page glyph caps and a deadline over reading and layout.
+ * A table continued on the next page is joined into one item ({@link PdfContinuedTables}). Work is
+ * bounded by a page limit, per-page glyph caps and a deadline over reading and layout.
  */
 public final class PdfConverter implements Converter {
   static final int MAX_PAGES = 2_000;
@@ -93,7 +94,14 @@ public final class PdfConverter implements Converter {
       }
       String infoTitle = doc.getDocumentInformation().getTitle();
       List<DocItem> items = items(pages, fileName, deadline);
-      return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items);
+      Map<Integer, Integer> undecodable = new HashMap<>();
+      for (Page page : pages) {
+        if (page.undecodable() > 0) {
+          undecodable.put(page.number(), page.undecodable());
+        }
+      }
+      return new ConvertedDocument(title(fileName, infoTitle, items), SourceType.PDF, items,
+          undecodable);
     } catch (InvalidPasswordException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
           "the PDF is encrypted and needs a password", e);
@@ -152,6 +160,7 @@ public final class PdfConverter implements Converter {
       }
       lines.removeAll(headers);
       lines.removeAll(footers);
+      PdfLayout.joinBullets(lines);
       // Statements first: their underlines and total rules would read as a ruled table's rows.
       List<Table> tables = PdfStatements.find(lines, page.rulings());
       tables.addAll(PdfLayout.tables(page, lines));
@@ -177,7 +186,7 @@ public final class PdfConverter implements Converter {
         }
         switch (unit) {
           case Table t -> {
-            items.table(MarkdownTable.render(t.grid()), pageNo);
+            items.table(t.grid(), pageNo);
             Block caption = captions.get(t);
             if (caption != null) {
               items.text("caption", text(caption.lines()), pageNo, 0, 1);
@@ -218,7 +227,7 @@ public final class PdfConverter implements Converter {
         items.text("page_footer", text(((Block) u).lines()), pageNo, 0, 0);
       }
     }
-    return items.withHeadingLevels();
+    return PdfContinuedTables.join(items.withHeadingLevels(), items.grids);
   }
 
   /**
@@ -342,6 +351,9 @@ public final class PdfConverter implements Converter {
     if (!inMargin(l, page) || PdfLayout.CAPTION.matcher(l.text()).matches()) {
       return false;
     }
+    if (numberAmongNumbers(l, lines)) {
+      return false; // a row of years or figures set high on the page: a table's, not a folio
+    }
     boolean known = PAGE_NUMBER.matcher(l.text().strip()).matches()
         || repeated.contains(marginKey(l));
     if (!known && l.size() > bodySize + 0.5f) {
@@ -365,6 +377,24 @@ public final class PdfConverter implements Converter {
     }
     // Unrecognised margin text passes for furniture only when set apart by size or by space.
     return l.size() < bodySize - 0.5f ? nearest >= 1.2f * l.size() : nearest >= 2.5f * l.size();
+  }
+
+  /**
+   * A line of a table row set high or low on the page: a bare number with another bare number on
+   * its baseline ("2022   2021   2020" over a statement's columns), or a label with two or more
+   * ("Years Ended December 31,   2022   2021"). A page number stands alone on its line, or beside
+   * words ("Annual Report   54"), never beside other numbers.
+   */
+  private static boolean numberAmongNumbers(Line l, List<Line> lines) {
+    boolean bare = marginKey(l).equals("#");
+    int numbers = 0;
+    for (Line o : lines) {
+      if (o != l && Math.abs(o.baseline() - l.baseline()) <= Math.max(2, 0.3f * l.size())
+          && marginKey(o).equals("#")) {
+        numbers++;
+      }
+    }
+    return numbers >= (bare ? 1 : 2);
   }
 
   /** Pairs each table and picture with the caption block just above or below it. */
@@ -463,6 +493,8 @@ public final class PdfConverter implements Converter {
     final Map<Integer, Float> headerSizes = new HashMap<>();
     /** Depth of a header's dotted numbering ("2.3" is 2), for headers numbered so. */
     final Map<Integer, Integer> headerDepths = new HashMap<>();
+    /** Each table's cells by its position, for joining a table continued on the next page. */
+    final Map<Integer, List<List<String>>> grids = new HashMap<>();
     int texts;
     int tables;
     int pictures;
@@ -537,8 +569,10 @@ public final class PdfConverter implements Converter {
       return out;
     }
 
-    void table(String markdown, List<Integer> pages) {
+    void table(List<List<String>> grid, List<Integer> pages) {
+      String markdown = MarkdownTable.render(grid);
       if (!markdown.isEmpty()) {
+        grids.put(list.size(), grid);
         list.add(new DocItem(list.size(), "#/tables/" + tables++, "table", markdown, pages, 0, 0));
       }
     }

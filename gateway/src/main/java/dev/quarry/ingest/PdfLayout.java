@@ -876,7 +876,61 @@ final class PdfLayout {
       }
       grid.add(texts);
     }
+    if (markersOnly(grid)) {
+      return null; // bullets or numbers set far from their text: a list, not a table
+    }
     return new Table(box, dropEmpty(grid));
+  }
+
+  /** A bullet glyph (not a dash, which also stands for nil in a table of figures). */
+  private static final Pattern BULLET_GLYPH = Pattern.compile("[•●◦▪■□‣⁃∙·*]");
+
+  /**
+   * Joins a bullet standing alone at the left of its baseline to the text that follows it there,
+   * however wide the gap: the bullet and its item are one line of a list, not two columns.
+   */
+  static void joinBullets(List<Line> lines) {
+    for (int i = 0; i < lines.size(); i++) {
+      Line b = lines.get(i);
+      if (!BULLET_GLYPH.matcher(b.text()).matches() || b.rotated() || b.rtl()) {
+        continue;
+      }
+      Line next = null;
+      boolean leftmost = true;
+      for (Line o : lines) {
+        if (o == b || Math.abs(o.baseline() - b.baseline()) > Math.max(2, 0.3f * b.size())) {
+          continue;
+        }
+        leftmost &= o.box().x0() >= b.box().x1();
+        if (o.box().x0() >= b.box().x1() && o.box().x0() - b.box().x1() <= 6 * b.size()
+            && Character.isLetterOrDigit(o.text().codePointAt(0))
+            && (next == null || o.box().x0() < next.box().x0())) {
+          next = o;
+        }
+      }
+      if (next == null || !leftmost) {
+        continue;
+      }
+      List<Word> words = new ArrayList<>(b.words());
+      words.addAll(next.words());
+      Line joined = new Line(words, b.box().union(next.box()), next.baseline(),
+          Math.max(b.size(), next.size()), next.bold(), next.italic(), false, false);
+      lines.set(i, joined);
+      lines.remove(next);
+      i = -1; // indices moved; the joined line starts with a bullet but has text now
+    }
+  }
+
+  /** Whether every first cell of a grid of two or more columns is a bullet or a list number. */
+  private static boolean markersOnly(List<List<String>> grid) {
+    for (List<String> row : grid) {
+      String first = row.get(0).strip();
+      if (!BULLET.matcher(first).matches()
+          && !first.matches("\\(?([a-zA-Z]|\\d{1,3}|[ivxIVX]{1,4})[.)]")) {
+        return false;
+      }
+    }
+    return !grid.isEmpty();
   }
 
   // ---- pictures ----

@@ -133,7 +133,7 @@ final class PdfPageReader {
     final List<Glyph> glyphs = new ArrayList<>();
     final List<float[]> origins = new ArrayList<>();
     final java.util.Map<Integer, Integer> directions = new java.util.HashMap<>();
-    /** Glyphs dropped because their font maps them to no real character. */
+    /** Glyphs dropped because their font maps them to no character, or to no real one. */
     int undecodable;
     private boolean pendingSpace;
     private final float pageHeight;
@@ -151,8 +151,12 @@ final class PdfPageReader {
         return;
       }
       String unicode = text.getUnicode();
-      if (unicode == null || unicode.isBlank()) {
-        pendingSpace |= unicode != null;
+      if (unicode == null) {
+        undecodable++; // the font maps this glyph to no character at all
+        return;
+      }
+      if (unicode.isBlank()) {
+        pendingSpace = true;
         return;
       }
       unicode = PdfText.decoded(unicode);

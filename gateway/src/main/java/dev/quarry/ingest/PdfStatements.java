@@ -36,9 +36,12 @@ final class PdfStatements {
       return !cells.isEmpty();
     }
 
-    /** Figures that are all years, and no label: a header row of periods. */
+    /**
+     * Figures that are all years, with no label or a short one ("Years Ended December 31,"): a
+     * header row of periods, not a line item.
+     */
     boolean yearsOnly() {
-      return label.isEmpty() && cells.stream().allMatch(c -> YEAR.matcher(c.text()).matches());
+      return label.size() <= 8 && cells.stream().allMatch(c -> YEAR.matcher(c.text()).matches());
     }
 
     float x0() {
@@ -51,6 +54,36 @@ final class PdfStatements {
         x = Math.max(x, l.box().x1());
       }
       return x;
+    }
+
+    /** The label's right end; 0 without a label. */
+    float labelX1() {
+      float x = 0;
+      for (Word w : label) {
+        x = Math.max(x, w.box().x1());
+      }
+      return x;
+    }
+
+    /**
+     * This row with the figures that end left of {@code labelRight} read as label words: the last
+     * part of a wrapped label ("($7)" under "net of tax of ($3), $2 and") is no figure cell.
+     */
+    Row relabelled(float labelRight) {
+      if (cells.isEmpty() || cells.get(0).x1() > labelRight) {
+        return this;
+      }
+      List<Word> words = new ArrayList<>();
+      for (Line l : lines) {
+        for (Word w : l.words()) {
+          if (w.box().x1() <= labelRight) {
+            words.add(w);
+          }
+        }
+      }
+      words.sort(Comparator.comparingDouble(w -> w.box().x0()));
+      List<Cell> kept = cells.stream().filter(c -> c.x1() > labelRight).toList();
+      return new Row(lines, List.copyOf(words), kept, baseline, size);
     }
   }
 
@@ -66,6 +99,7 @@ final class PdfStatements {
       }
       // A run of figure rows, with short label rows (section labels, wrapped labels) among them.
       int end = i + 1;
+      float labelRight = 0;
       int lastFigures = i;
       int figureRows = 1;
       while (end < rows.size() && end - lastFigures <= 4
@@ -77,6 +111,16 @@ final class PdfStatements {
           figureRows++;
         }
         end++;
+      }
+      // Labels of figure rows end left of every figure column: what lies left of the longest one
+      // is label text, wherever a row's words would put it.
+      for (int r = i; r <= lastFigures; r++) {
+        if (rows.get(r).figures() && !rows.get(r).label().isEmpty()) {
+          labelRight = Math.max(labelRight, rows.get(r).labelX1());
+        }
+      }
+      for (int r = i; r <= lastFigures; r++) {
+        rows.set(r, rows.get(r).relabelled(labelRight));
       }
       // Label rows keep to the label area: a line of prose across the columns ends the table.
       List<float[]> columns = columns(rows.subList(i, lastFigures + 1));
@@ -179,8 +223,13 @@ final class PdfStatements {
     return false;
   }
 
+  /**
+   * A row that may stand among a statement's figure rows: a section label or one line of a wrapped
+   * label (line items of 30 words exist: "Amortization of prior service credits included in …").
+   * Prose across the columns is cut off afterwards, once the columns are known.
+   */
   private static boolean shortLabel(Row r) {
-    return r.label().size() <= 16 && r.lines().size() <= 2;
+    return r.label().size() <= 30 && r.lines().size() <= 2;
   }
 
   private static Table table(List<Row> rows, int from, int to, List<Line> lines) {
@@ -295,14 +344,18 @@ final class PdfStatements {
     return new Table(box, grid);
   }
 
-  /** A label cut mid-phrase: a bracket left open, or a comma, semicolon or hyphen at its end. */
+  /**
+   * A label cut mid-phrase: a bracket left open, a comma, semicolon or hyphen at its end, or a word
+   * that cannot end a phrase ("and", "of", "net").
+   */
   private static boolean runsOn(String label) {
     int open = 0;
     for (int i = 0; i < label.length(); i++) {
       char ch = label.charAt(i);
       open += ch == '(' ? 1 : ch == ')' ? -1 : 0;
     }
-    return open > 0 || label.matches(".*[,;\\-–]$");
+    return open > 0 || label.matches(".*[,;\\-–]$")
+        || label.matches("(?is).*\\b(and|or|of|the|in|for|to|from|with|by|on|net|less)$");
   }
 
   /** Whether the row above {@code at} is close enough to belong to the same table. */

@@ -5,6 +5,8 @@ import dev.quarry.store.DocItem;
 import dev.quarry.ingest.IngestException.Reason;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
@@ -15,7 +17,7 @@ import java.util.regex.Pattern;
  * and page-break controls become newlines first), U+FFFD (a decoder's "something was here"),
  * private-use code points (what a font without a Unicode mapping leaves behind), noncharacters and
  * lone surrogates. They are dropped and counted; the count is reported in the ingest result
- * ({@code undecodable_chars}). An item whose text was nothing but such characters is dropped
+ * ({@code undecodable_chars}, and by page in {@code undecodable_pages}). An item whose text was nothing but such characters is dropped
  * whole. Then, when no item is left with a letter or digit (pictures' descriptions included), the
  * source is refused: {@link Reason#EMPTY} when the converter found nothing at all (no text, table
  * or picture: a genuinely empty document), {@link Reason#NO_TEXT_EXTRACTED} otherwise (pictures
@@ -28,8 +30,13 @@ public final class TextHygiene {
 
   private TextHygiene() {}
 
-  /** A converted document cleaned by the rule, with how many characters were dropped. */
-  public record Result(ConvertedDocument document, int undecodableChars, int droppedItems) {}
+  /**
+   * A converted document cleaned by the rule, with how many characters were dropped: here and by
+   * the converter (glyphs without a mapping), in all and by 1-based page (for sources with pages;
+   * a dropped character counts on its item's first page).
+   */
+  public record Result(ConvertedDocument document, int undecodableChars, int droppedItems,
+      Map<Integer, Integer> undecodableByPage) {}
 
   /** Whether {@code cp} is a code point that stands for no readable text. */
   public static boolean undecodable(int cp) {
@@ -82,7 +89,8 @@ public final class TextHygiene {
    */
   public static Result apply(String fileName, ConvertedDocument doc) throws IngestException {
     List<DocItem> out = new ArrayList<>(doc.items().size());
-    int[] dropped = new int[1];
+    Map<Integer, Integer> byPage = new TreeMap<>(doc.undecodableByPage());
+    int[] dropped = {byPage.values().stream().mapToInt(Integer::intValue).sum()};
     int droppedItems = 0;
     boolean anyText = false;
     int pictures = 0;
@@ -90,6 +98,9 @@ public final class TextHygiene {
     for (DocItem it : doc.items()) {
       int before = dropped[0];
       String text = cleanCounting(it.text(), dropped);
+      if (dropped[0] > before && !it.pageNumbers().isEmpty()) {
+        byPage.merge(it.pageNumbers().get(0), dropped[0] - before, Integer::sum);
+      }
       boolean lostAll = dropped[0] > before && text.isBlank() && !it.text().isBlank();
       if (lostAll && !it.label().equals("picture") && !it.label().equals("table")) {
         droppedItems++;
@@ -114,7 +125,7 @@ public final class TextHygiene {
           + "; Quarry does not read text out of images (no OCR)");
     }
     String title = cleanCounting(doc.title(), new int[1]);
-    return new Result(new ConvertedDocument(title.isBlank() ? fileName : title, doc.sourceType(), out),
-        dropped[0], droppedItems);
+    return new Result(new ConvertedDocument(title.isBlank() ? fileName : title, doc.sourceType(), out,
+        doc.undecodableByPage()), dropped[0], droppedItems, byPage);
   }
 }

@@ -105,7 +105,8 @@ class ApiRoutesTest {
     assertThat(first.statusCode()).as(first.bodyAsString()).isEqualTo(201);
     JsonObject created = first.bodyAsJsonObject();
     assertThat(created.fieldNames()).containsExactlyInAnyOrder("id", "status", "title", "source_type", "item_count", "chunk_count",
-        "undecodable_chars");
+        "undecodable_chars", "undecodable_pages");
+    assertThat(created.getJsonArray("undecodable_pages")).isEmpty();
     assertThat(created.getString("status")).isEqualTo("created");
     assertThat(created.getString("title")).isEqualTo("Marrow Isle");
     assertThat(created.getString("source_type")).isEqualTo("markdown");

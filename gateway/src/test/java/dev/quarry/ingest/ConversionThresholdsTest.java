@@ -37,7 +37,8 @@ class ConversionThresholdsTest {
       Map.entry("docx/word_sample.docx", new Threshold(1.0, 0.957, 1, 1)),
       Map.entry("html/example_08.html", new Threshold(1.0, 1.0, 3, 3)),
       Map.entry("html/html_description_list.html", new Threshold(1.0, 1.0, 0, 0)),
-      Map.entry("html/wiki_duck.html", new Threshold(0.951, 0.994, 2, 2)),
+      // Navigation kept (as docling keeps it), aria-hidden copies left out: recall up from 0.951.
+      Map.entry("html/wiki_duck.html", new Threshold(0.984, 0.995, 2, 2)),
       Map.entry("md/escaped_characters.md", new Threshold(1.0, 1.0, 1, 1)),
       Map.entry("md/mixed.md", new Threshold(1.0, 1.0, 1, 1)),
       Map.entry("md/wiki.md", new Threshold(1.0, 1.0, 0, 0)),

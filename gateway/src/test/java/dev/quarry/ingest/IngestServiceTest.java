@@ -232,6 +232,18 @@ class IngestServiceTest {
   }
 
   @Test
+  @DisplayName("a PDF's glyphs without a character are counted in the ingest result, in all and by page")
+  void undecodableGlyphsByPage() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult r = await(service(embedder()).ingest(tenant, new IngestRequest("unmapped.pdf", "u",
+        null, null, PdfConverterTest.pdfWithUnmappedGlyphs())));
+    assertThat(r.undecodableChars()).isEqualTo(5);
+    assertThat(r.undecodablePages()).isEqualTo(java.util.Map.of(2, 5));
+    assertThat(column("SELECT text FROM items WHERE document_id = ? ORDER BY position", r.documentId()))
+        .allSatisfy(t -> assertThat(t.codePoints().filter(TextHygiene::undecodable)).isEmpty());
+  }
+
+  @Test
   @DisplayName("undecodable characters are dropped and counted, never stored; a file with no text is refused")
   void textHygiene() throws Exception {
     UUID tenant = newTenant(db);

@@ -11,8 +11,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import org.apache.pdfbox.Loader;
+import org.apache.pdfbox.cos.COSName;
 import org.apache.pdfbox.pdmodel.PDDocument;
+import org.apache.pdfbox.pdmodel.PDPage;
+import org.apache.pdfbox.pdmodel.PDResources;
+import org.apache.pdfbox.pdmodel.common.PDStream;
+import org.apache.pdfbox.pdmodel.font.PDType1Font;
+import org.apache.pdfbox.pdmodel.font.Standard14Fonts;
 import org.apache.pdfbox.pdmodel.encryption.AccessPermission;
 import org.apache.pdfbox.pdmodel.encryption.StandardProtectionPolicy;
 import org.junit.jupiter.api.DisplayName;
@@ -225,5 +234,50 @@ class PdfConverterTest {
           assertThat(e.reason()).isEqualTo(IngestException.Reason.TOO_LARGE);
           assertThat(e.getMessage()).startsWith("big.pdf: ").contains("limit is 0");
         });
+  }
+
+  /**
+   * Three pages of text in Helvetica, written as raw content so that page 2 can also show five
+   * character codes (1 to 5) that WinAnsiEncoding maps to no character: what a font without a
+   * Unicode mapping leaves in a real file.
+   */
+  static byte[] pdfWithUnmappedGlyphs() throws Exception {
+    try (PDDocument doc = new PDDocument()) {
+      PDType1Font font = new PDType1Font(Standard14Fonts.FontName.HELVETICA);
+      for (int p = 1; p <= 3; p++) {
+        PDPage page = new PDPage();
+        PDResources resources = new PDResources();
+        COSName f = resources.add(font);
+        page.setResources(resources);
+        String content = "BT /" + f.getName() + " 11 Tf 72 700 Td (Page " + p + " tells of the"
+            + " survey and its cores.) Tj ET"
+            + (p == 2 ? " BT /" + f.getName() + " 11 Tf 72 680 Td <0102030405> Tj ET" : "");
+        PDStream stream = new PDStream(doc);
+        try (OutputStream out = stream.createOutputStream()) {
+          out.write(content.getBytes(StandardCharsets.ISO_8859_1));
+        }
+        page.setContents(stream);
+        doc.addPage(page);
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      doc.save(out);
+      return out.toByteArray();
+    }
+  }
+
+  @Test
+  @DisplayName("glyphs whose font maps them to no character are dropped and counted on their page,"
+      + " through the converter and TextHygiene alike")
+  void undecodableGlyphsCountedByPage() throws Exception {
+    byte[] bytes = pdfWithUnmappedGlyphs();
+    ConvertedDocument doc = converter.convert("unmapped.pdf", bytes);
+    assertThat(doc.undecodableByPage()).isEqualTo(Map.of(2, 5));
+    assertThat(doc.items()).extracting(DocItem::text)
+        .allSatisfy(t -> assertThat(t.codePoints().filter(TextHygiene::undecodable)).isEmpty())
+        .contains("Page 2 tells of the survey and its cores.");
+    TextHygiene.Result clean = new Converters(Long.MAX_VALUE)
+        .convertClean(SourceType.PDF, "unmapped.pdf", bytes);
+    assertThat(clean.undecodableChars()).isEqualTo(5);
+    assertThat(clean.undecodableByPage()).isEqualTo(Map.of(2, 5));
   }
 }

@@ -559,4 +559,27 @@ class PdfLayoutCasesTest {
           List.of("Water", "Sampled at three depths, each bottle labelled on the spot."));
     }
   }
+
+  @Test
+  @DisplayName("a bulleted list whose bullets stand far from their text is a list, not a table of"
+      + " bullets and texts")
+  void widelySetBulletsAreAList() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.lines(72, 90, REGULAR, 11, 14, BODY);
+      String[] points = {"Cores are photographed before they are split", "Water is sampled at three"
+          + " depths", "Every bottle is labelled on the spot", "The log is copied each evening"};
+      float y = 150;
+      for (String point : points) {
+        pdf.text(80, y, REGULAR, 11, "•");
+        pdf.text(116, y, REGULAR, 11, point);
+        y += 16;
+      }
+      pdf.lines(72, y + 20, REGULAR, 11, 14, MORE_BODY);
+      ConvertedDocument doc = convert(pdf);
+
+      assertThat(labels(doc)).doesNotContain("table");
+      assertThat(doc.items()).filteredOn(i -> i.label().equals("list_item"))
+          .extracting(DocItem::text).containsExactly(points);
+    }
+  }
 }

@@ -142,21 +142,100 @@ class PdfStatementsTest {
 
   @Test
   @DisplayName("PepsiCo 10-K, consolidated statement of cash flows over two pages (pp. 64-65):"
-      + " each page's part is one table under the same period header")
+      + " one table listing both pages, its period header once, the repeated title dropped")
   void pepsicoCashFlowsAcrossPages() throws Exception {
     ConvertedDocument doc = filingPages("PEPSICO_2022_10K", 64, 65);
-    List<List<List<String>>> tables = tables(doc);
-    assertThat(tables).hasSize(2);
-    for (List<List<String>> t : tables) {
-      assertThat(t.get(0)).containsExactly("", "2022", "2021", "2020");
-    }
-    assertThat(row(tables.get(0), "Capital spending")).containsExactly("(5,207)", "(4,625)", "(4,240)");
-    assertThat(row(tables.get(0), "Net Cash Used for Investing Activities"))
+    List<DocItem> tableItems = doc.items().stream().filter(i -> i.label().equals("table")).toList();
+    assertThat(tableItems).hasSize(1);
+    assertThat(tableItems.get(0).pageNumbers()).containsExactly(1, 2);
+    List<List<String>> t = cells(tableItems.get(0).text());
+    assertThat(t.get(0)).containsExactly("", "2022", "2021", "2020");
+    assertThat(t.subList(1, t.size())).noneMatch(r -> r.equals(t.get(0)));
+    assertThat(row(t, "Capital spending")).containsExactly("(5,207)", "(4,625)", "(4,240)");
+    assertThat(row(t, "Net Cash Used for Investing Activities"))
         .containsExactly("(2,430)", "(3,269)", "(11,619)");
-    assertThat(row(tables.get(1), "Cash dividends paid"))
-        .containsExactly("(6,172)", "(5,815)", "(5,509)");
-    assertThat(row(tables.get(1), "Cash and Cash Equivalents and Restricted Cash, End of Year"))
+    assertThat(row(t, "Cash dividends paid")).containsExactly("(6,172)", "(5,815)", "(5,509)");
+    assertThat(row(t, "Cash and Cash Equivalents and Restricted Cash, End of Year"))
         .containsExactly("$ 5,100", "$ 5,707", "$ 8,254");
+    // The second page's "(continued)" title is no section of its own.
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("section_header"))
+        .extracting(DocItem::text).containsExactly("Consolidated Statement of Cash Flows");
+    // What follows the table stays, in order: furniture and the closing note.
+    assertThat(doc.items()).extracting(DocItem::text)
+        .contains("See accompanying notes to the consolidated financial statements.");
+    for (int i = 0; i < doc.items().size(); i++) {
+      assertThat(doc.items().get(i).position()).isEqualTo(i);
+    }
+    assertThat(doc.items()).filteredOn(i -> i.selfRef().startsWith("#/texts/"))
+        .extracting(DocItem::selfRef).doesNotHaveDuplicates();
+  }
+
+  @Test
+  @DisplayName("Boeing 10-K, consolidated statements of comprehensive income (p. 56): labels of 20"
+      + " words and more that wrap, a wrapped label ending in a bracketed figure, one table")
+  void boeingComprehensiveIncome() throws Exception {
+    List<List<List<String>>> tables = tables(filingPages("BOEING_2022_10K", 56, 56));
+    assertThat(tables).hasSize(1);
+    List<List<String>> t = tables.get(0);
+    // Every cell as `pdftotext -layout -f 56 -l 56` shows the page.
+    assertThat(t).containsExactly(
+        List.of("Years ended December 31,", "2022", "2021", "2020"),
+        List.of("Net loss", "($5,053)", "($4,290)", "($11,941)"),
+        List.of("Other comprehensive income/(loss), net of tax:", "", "", ""),
+        List.of("Currency translation adjustments", "(62)", "(75)", "98"),
+        List.of("Unrealized loss on certain investments, net of tax of $0, $0 and $0", "(1)", "",
+            ""),
+        List.of("Derivative instruments:", "", "", ""),
+        List.of("Unrealized (loss)/gain arising during period, net of tax of $12, ($16) and ($4)",
+            "(40)", "55", "14"),
+        List.of("Reclassification adjustment for loss/(gain) included in net earnings, net of tax"
+            + " of ($3), $2 and ($7)", "10", "(6)", "27"),
+        List.of("Total unrealized (loss)/gain on derivative instruments, net of tax", "(30)", "49",
+            "41"),
+        List.of("Defined benefit pension plans & other postretirement benefits:", "", "", ""),
+        List.of("Net actuarial gain/(loss) arising during the period, net of tax of ($22), ($32)"
+            + " and $111", "1,533", "4,262", "(1,956)"),
+        List.of("Amortization of actuarial loss included in net periodic pension cost, net of tax"
+            + " of ($11), ($8) and ($52)", "791", "1,155", "917"),
+        List.of("Settlements included in net (loss)/income, net of tax of $0, ($2) and $0", "(4)",
+            "191", "5"),
+        List.of("Amortization of prior service credits included in net periodic pension cost, net"
+            + " of tax of $2, $1 and $6", "(114)", "(114)", "(112)"),
+        List.of("Prior service (credit)/cost arising during the period, net of tax of $0, $0 and"
+            + " ($2)", "(1)", "", "27"),
+        List.of("Pension and postretirement (cost)/benefit related to our equity method"
+            + " investments, net of tax of $0, ($2) and $0", "(3)", "6", ""),
+        List.of("Total defined benefit pension plans & other postretirement benefits, net of tax",
+            "2,202", "5,500", "(1,119)"),
+        List.of("Other comprehensive income/(loss), net of tax", "2,109", "5,474", "(980)"),
+        List.of("Comprehensive (loss)/income, net of tax", "(2,944)", "1,184", "(12,921)"),
+        List.of("Less: Comprehensive loss related to noncontrolling interest", "(118)", "(88)",
+            "(68)"),
+        List.of("Comprehensive (loss)/income attributable to Boeing Shareholders, net of tax",
+            "($2,826)", "$1,272", "($12,853)"));
+  }
+
+  @Test
+  @DisplayName("Verizon 10-K, consolidated statements of income (p. 54): the years set in the top"
+      + " margin are the table's header, not running page headers")
+  void verizonIncomeYearsInTheMargin() throws Exception {
+    ConvertedDocument doc = filingPages("VERIZON_2022_10K", 53, 55);
+    assertThat(doc.items()).filteredOn(i -> i.label().equals("page_header"))
+        .extracting(DocItem::text).doesNotContain("2022", "2021", "2020");
+    List<List<List<String>>> onIncomePage = new ArrayList<>();
+    for (DocItem i : doc.items()) {
+      if (i.label().equals("table") && i.pageNumbers().equals(List.of(2))) {
+        onIncomePage.add(cells(i.text()));
+      }
+    }
+    assertThat(onIncomePage).hasSize(1);
+    List<List<String>> t = onIncomePage.get(0);
+    assertThat(t.get(0).get(0)).isEqualTo("Years Ended December 31,");
+    assertThat(t.get(0).subList(1, 4)).satisfiesExactly(
+        c -> assertThat(c).endsWith("2022"), c -> assertThat(c).endsWith("2021"),
+        c -> assertThat(c).endsWith("2020"));
+    assertThat(row(t, "Service revenues and other"))
+        .containsExactly("$ 109,625", "$ 110,449", "$ 109,872");
   }
 
   @Test
