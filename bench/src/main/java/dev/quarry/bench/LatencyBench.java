@@ -218,6 +218,8 @@ public final class LatencyBench {
           store.rank(q, model.embedQuery(q), LIMIT);
         }
       }
+      quarryHits = 0;
+      lc4jHits = 0;
       for (int pass = 0; pass < PASSES; pass++) {
         String fresh = " ".repeat(pass + 1);
         for (int i = 0; i < queries.size(); i++) {
@@ -226,19 +228,22 @@ public final class LatencyBench {
           boolean quarryFirst = (i + pass) % 2 == 0;
           if (quarryFirst) {
             ms[0][at] = timed(() -> post(client, port, q + fresh));
+            countHits();
           }
           long start = System.nanoTime();
           float[] v = model.embedQuery(q);
           long embedded = System.nanoTime();
-          store.rank(q, v, LIMIT);
+          lc4jHits += store.rank(q, v, LIMIT).size();
           long end = System.nanoTime();
           ms[2][at] = (end - start) / 1e6;
           ms[3][at] = (end - embedded) / 1e6;
           ms[4][at] = (embedded - start) / 1e6;
           if (!quarryFirst) {
             ms[0][at] = timed(() -> post(client, port, q + fresh));
+            countHits();
           }
           ms[1][at] = timed(() -> post(client, port, q));
+          countHits();
         }
       }
       client.close();
@@ -250,18 +255,20 @@ public final class LatencyBench {
     for (int s = 0; s < 5; s++) {
       p[s] = Percentiles.of(ms[s]);
     }
-    System.out.printf(Locale.ROOT, "  quarry new query p50 %.1f ms p95 %.1f ms; langchain4j p50 %.1f ms p95 %.1f ms%n",
-        p[0].p50(), p[0].p95(), p[2].p50(), p[2].p95());
+    System.out.printf(Locale.ROOT, "  quarry new query p50 %.1f ms p95 %.1f ms; langchain4j p50 %.1f ms p95 %.1f ms;"
+        + " hits per search %.1f and %.1f%n", p[0].p50(), p[0].p95(), p[2].p50(), p[2].p95(),
+        quarryHits / (2.0 * ms[0].length), lc4jHits / (double) ms[0].length);
     String md = "### " + name + "\n\n" + Percentiles.header() + "\n"
         + p[0].row("Quarry POST /v1/search (HTTP, end to end, new query)") + "\n"
         + p[1].row("Quarry POST /v1/search (HTTP, end to end, repeated query: vector cached)") + "\n"
         + p[2].row("LangChain4j HYBRID: embed query + store.search") + "\n"
         + p[3].row("LangChain4j HYBRID: store.search alone") + "\n"
         + p[4].row("query embedding alone (the LangChain4j loop's model call)") + "\n\n"
-        + String.format(Locale.ROOT, "LangChain4j / Quarry (new query): p50 %.2f, p95 %.2f. Load average"
-            + " (1 min) of the shared machine: %.1f before, %.1f after (%d CPUs).%n%n",
-            p[2].p50() / p[0].p50(), p[2].p95() / p[0].p95(), loadBefore, loadAfter,
-            Runtime.getRuntime().availableProcessors())
+        + String.format(Locale.ROOT, "LangChain4j / Quarry (new query): p50 %.2f, p95 %.2f. Hits per"
+            + " search (limit %d): Quarry %.1f (new and repeated), LangChain4j %.1f. Load average (1 min) of"
+            + " the shared machine: %.1f before, %.1f after (%d CPUs).%n%n",
+            p[2].p50() / p[0].p50(), p[2].p95() / p[0].p95(), LIMIT, quarryHits / (2.0 * ms[0].length),
+            lc4jHits / (double) ms[0].length, loadBefore, loadAfter, Runtime.getRuntime().availableProcessors())
         + "Load: Quarry " + quarryDb.loadRecord() + ": " + quarryDb.loadDetail() + "; LangChain4j "
         + lcDb.loadRecord() + ": " + lcDb.loadDetail() + ".\n\n"
         + "| Quarry relation | MiB |\n|---|---:|\n" + quarrySizes + "\n"
@@ -312,6 +319,10 @@ public final class LatencyBench {
     return out.toString();
   }
 
+  /** Hits returned in the measured passes, per system: a search that finds nothing is not fast, it is broken. */
+  private long quarryHits;
+  private long lc4jHits;
+
   private void post(WebClient client, int port, String query) throws Exception {
     HttpResponse<Buffer> response = await(client.post(port, "127.0.0.1", "/v1/search")
         .putHeader("Authorization", "Bearer " + apiKey)
@@ -320,6 +331,14 @@ public final class LatencyBench {
       throw new IllegalStateException("POST /v1/search answered " + response.statusCode() + ": "
           + response.bodyAsString());
     }
+    last = response;
+  }
+
+  /** The last response, counted after its timing ends (parsing it is the client's work, not the search's). */
+  private HttpResponse<Buffer> last;
+
+  private void countHits() {
+    quarryHits += last.bodyAsJsonObject().getJsonArray("results").size();
   }
 
   /** The 1-minute load average, or -1 where /proc/loadavg is missing: the machine is shared. */
