@@ -5,7 +5,9 @@
 # port QUARRY_SOAK_PG_PORT, 5439)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
 # BENCH_JAVA_OPTS passes system properties, e.g. -Dbench.collections=cranfield-long (retrieval at chunk
-# length), -Dbench.analyses.warmup=N, -Dbench.latency.warmup=N.
+# length), -Dbench.analyses.warmup=N, -Dbench.latency.warmup=N, -Dbench.latency.passes=N,
+# -Dbench.latency.sizes=10000,100000,1000000 (latency keeps each size loaded in databases of its own,
+# quarry_bench_latency_{q,l}<size>, reused while corpus, loader and schema match; -Dbench.reload=true reloads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAVA_HOME=${JAVA_HOME:-$(scripts/setup.sh --print-java-home)}

@@ -29,11 +29,7 @@ public final class BenchDatabase implements AutoCloseable {
    */
   public static BenchDatabase fresh(String purpose, boolean quarrySchema) {
     Config base = Config.fromEnv(System.getenv());
-    String suffix = System.getenv().getOrDefault("QUARRY_BENCH_DB_SUFFIX", "");
-    if (!suffix.matches("[a-z0-9_]*")) {
-      throw new IllegalArgumentException("QUARRY_BENCH_DB_SUFFIX must be lower-case letters, digits or underscores");
-    }
-    String name = "quarry_bench_" + purpose + suffix;
+    String name = "quarry_bench_" + purpose + suffix();
     admin(base, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     admin(base, "CREATE DATABASE " + name);
     BenchDatabase db = new BenchDatabase(base, base.withDatabase(name), false);
@@ -41,6 +37,113 @@ public final class BenchDatabase implements AutoCloseable {
       Database.migrate(db.config);
     }
     return db;
+  }
+
+  /**
+   * A database kept between runs, {@code quarry_bench_<purpose>} (plus {@code
+   * QUARRY_BENCH_DB_SUFFIX}), for corpora that take minutes to load: reused when the load recorded
+   * in it ({@link #markLoaded}) has the same fingerprint (with {@code quarrySchema}, migrated first);
+   * otherwise created afresh ({@link #needsLoad()} then says so).
+   * Closing it leaves it in place. Sessions in it build indexes with {@code maintenance_work_mem}
+   * of {@code indexMemory}, so that an HNSW graph of a large corpus is built in memory.
+   */
+  public static BenchDatabase reusable(String purpose, boolean quarrySchema, String fingerprint,
+      String indexMemory) {
+    Config base = Config.fromEnv(System.getenv());
+    String name = "quarry_bench_" + purpose + suffix();
+    BenchDatabase db = new BenchDatabase(base, base.withDatabase(name), true);
+    boolean reload = Boolean.getBoolean("bench.reload");
+    if (!reload && db.exists()) {
+      String recorded = db.recordedLoad();
+      if (recorded != null && recorded.startsWith(fingerprint + "|")) {
+        // A later migration is applied to the loaded rows, as it is to a deployment's.
+        db.schema = quarrySchema ? Database.migrate(db.config) : 0;
+        db.loadedSchema = Integer.parseInt(recorded.substring(fingerprint.length() + 1));
+        db.reused = true;
+        return db;
+      }
+    }
+    admin(base, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    admin(base, "CREATE DATABASE " + name);
+    admin(base, "ALTER DATABASE " + name + " SET maintenance_work_mem = '" + indexMemory + "'");
+    db.schema = quarrySchema ? Database.migrate(db.config) : 0;
+    db.fingerprint = fingerprint;
+    return db;
+  }
+
+  private boolean reused;
+  private String fingerprint;
+  private int schema;
+  private int loadedSchema;
+
+  /** True when {@link #reusable} made this database afresh: load it, then {@link #markLoaded}. */
+  public boolean needsLoad() {
+    return !reused;
+  }
+
+  /** Records that the load finished, and how long it took, so a later run may reuse it. */
+  public void markLoaded(double seconds, String detail) throws SQLException {
+    try (Connection c = jdbc(); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE bench_load (fingerprint text NOT NULL, load_seconds float8 NOT NULL,"
+          + " detail text NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())");
+      try (java.sql.PreparedStatement p = c.prepareStatement(
+          "INSERT INTO bench_load (fingerprint, load_seconds, detail) VALUES (?, ?, ?)")) {
+        p.setString(1, fingerprint + "|" + schema);
+        p.setDouble(2, seconds);
+        p.setString(3, detail);
+        p.executeUpdate();
+      }
+    }
+  }
+
+  /** The recorded load's seconds and time, for the report: "312 s, 2026-12-02 06:50 UTC". */
+  public String loadRecord() throws SQLException {
+    try (Connection c = jdbc(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT load_seconds, to_char(loaded_at AT TIME ZONE 'UTC',"
+            + " 'YYYY-MM-DD HH24:MI') FROM bench_load")) {
+      rs.next();
+      return String.format(java.util.Locale.ROOT, "%.0f s (%s UTC%s)", rs.getDouble(1), rs.getString(2),
+          !reused ? "" : loadedSchema == schema ? ", reused" : ", reused; loaded at schema V" + loadedSchema
+              + ", migrated to V" + schema);
+    }
+  }
+
+  /** What the recorded load's time went to. */
+  public String loadDetail() throws SQLException {
+    try (Connection c = jdbc(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT detail FROM bench_load")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  private boolean exists() {
+    try (Connection c = DriverManager.getConnection(base.jdbcUrl(), base.pgUser(), base.pgPassword());
+        Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = '"
+            + config.pgDatabase() + "'")) {
+      return rs.next();
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  /** fingerprint|schema of the finished load, or null when there is none. */
+  private String recordedLoad() {
+    try (Connection c = jdbc(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT fingerprint FROM bench_load")) {
+      return rs.next() ? rs.getString(1) : null;
+    } catch (SQLException e) {
+      return null; // no bench_load table: an interrupted load
+    }
+  }
+
+  private static String suffix() {
+    String suffix = System.getenv().getOrDefault("QUARRY_BENCH_DB_SUFFIX", "");
+    if (!suffix.matches("[a-z0-9_]*")) {
+      throw new IllegalArgumentException("QUARRY_BENCH_DB_SUFFIX must be lower-case letters, digits or underscores");
+    }
+    return suffix;
   }
 
   /** A database that already exists under {@code config}; closing it leaves it in place. */

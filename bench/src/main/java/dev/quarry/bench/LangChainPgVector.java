@@ -5,7 +5,9 @@ import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.store.embedding.EmbeddingMatch;
 import dev.langchain4j.store.embedding.EmbeddingSearchRequest;
 import dev.langchain4j.store.embedding.pgvector.PgVectorEmbeddingStore;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringReader;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
@@ -14,11 +16,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyManager;
 
 /**
  * The LangChain4j baseline: PgVectorEmbeddingStore 1.11.0-beta19 in its HYBRID search mode (vector
@@ -42,27 +47,14 @@ public final class LangChainPgVector implements Retriever {
    */
   public LangChainPgVector(BenchDatabase db, List<String> docIds, List<String> texts, List<float[]> vectors,
       int ivfflatLists) throws SQLException {
-    this.connection = db.jdbc();
-    this.label = "LangChain4j PgVectorEmbeddingStore HYBRID"
-        + (ivfflatLists > 0 ? " (ivfflat, lists=" + ivfflatLists + ")" : " (exact vector scan)");
-    this.store = PgVectorEmbeddingStore.datasourceBuilder()
-        .datasource(singleConnection(connection))
-        .table(TABLE)
-        .dimension(vectors.get(0).length)
-        .useIndex(ivfflatLists > 0)
-        .indexListSize(Math.max(1, ivfflatLists))
-        .createTable(true)
-        .dropTableFirst(true)
-        .searchMode(PgVectorEmbeddingStore.SearchMode.HYBRID)
-        .textSearchConfig("english")
-        .build();
+    this(db, vectors.get(0).length, ivfflatLists, true);
     for (int from = 0; from < docIds.size(); from += INSERT_BATCH) {
       int to = Math.min(docIds.size(), from + INSERT_BATCH);
       List<String> ids = new ArrayList<>(to - from);
       List<Embedding> embeddings = new ArrayList<>(to - from);
       List<TextSegment> segments = new ArrayList<>(to - from);
       for (int i = from; i < to; i++) {
-        String id = UUID.nameUUIDFromBytes(docIds.get(i).getBytes(StandardCharsets.UTF_8)).toString();
+        String id = embeddingId(docIds.get(i));
         docIdByEmbeddingId.put(id, docIds.get(i));
         ids.add(id);
         embeddings.add(Embedding.from(vectors.get(i)));
@@ -76,6 +68,76 @@ public final class LangChainPgVector implements Retriever {
       }
       s.execute("ANALYZE " + TABLE);
     }
+  }
+
+  private LangChainPgVector(BenchDatabase db, int dimensions, int ivfflatLists, boolean create)
+      throws SQLException {
+    this.connection = db.jdbc();
+    this.label = "LangChain4j PgVectorEmbeddingStore HYBRID"
+        + (ivfflatLists > 0 ? " (ivfflat, lists=" + ivfflatLists + ")" : " (exact vector scan)");
+    this.store = PgVectorEmbeddingStore.datasourceBuilder()
+        .datasource(singleConnection(connection))
+        .table(TABLE)
+        .dimension(dimensions)
+        .useIndex(ivfflatLists > 0)
+        .indexListSize(Math.max(1, ivfflatLists))
+        .createTable(create)
+        .dropTableFirst(create)
+        .searchMode(PgVectorEmbeddingStore.SearchMode.HYBRID)
+        .textSearchConfig("english")
+        .build();
+  }
+
+  /**
+   * A large corpus, loaded as one would bulk-load the store's table: the store creates its table and
+   * indexes (the full-text GIN index and the ivfflat one), the indexes are dropped, the rows go in
+   * by COPY, and the very same index definitions (read back from the catalogue) are built after,
+   * with the database's {@code maintenance_work_mem}. The rows are those {@code addAll} writes
+   * (id, vector, text; no metadata). Rank results are the store's ids, not mapped back.
+   */
+  public static LangChainPgVector bulk(BenchDatabase db, Iterator<SyntheticCorpus.Chunk> rows, int dimensions,
+      int ivfflatLists) throws SQLException, IOException {
+    LangChainPgVector lc = new LangChainPgVector(db, dimensions, ivfflatLists, true);
+    Connection c = lc.connection;
+    List<String> indexes = QuarryCorpus.secondaryIndexes(c, TABLE);
+    try (Statement s = c.createStatement()) {
+      for (String def : indexes) {
+        s.execute("DROP INDEX " + def.substring(def.indexOf(" INDEX ") + 7).trim().split(" ", 2)[0]);
+      }
+    }
+    CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
+    while (rows.hasNext()) {
+      StringBuilder batch = new StringBuilder();
+      for (int n = 0; n < COPY_BATCH && rows.hasNext(); n++) {
+        SyntheticCorpus.Chunk row = rows.next();
+        batch.append(embeddingId(row.id())).append('\t').append(QuarryCorpus.vectorLiteral(row.vector()))
+            .append('\t').append(copyText(row.text())).append('\n');
+      }
+      copy.copyIn("COPY " + TABLE + " (embedding_id, embedding, text) FROM STDIN", new StringReader(batch.toString()));
+    }
+    try (Statement s = c.createStatement()) {
+      for (String def : indexes) {
+        s.execute(def);
+      }
+      s.execute("ANALYZE " + TABLE);
+    }
+    return lc;
+  }
+
+  /** The store's table as a bulk load left it in a kept database. */
+  public static LangChainPgVector existing(BenchDatabase db, int dimensions, int ivfflatLists) throws SQLException {
+    return new LangChainPgVector(db, dimensions, ivfflatLists, false);
+  }
+
+  private static final int COPY_BATCH = 5_000;
+
+  private static String embeddingId(String docId) {
+    return UUID.nameUUIDFromBytes(docId.getBytes(StandardCharsets.UTF_8)).toString();
+  }
+
+  /** COPY text format: backslash, tab, newline and carriage return escaped. */
+  private static String copyText(String s) {
+    return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r");
   }
 
   @Override

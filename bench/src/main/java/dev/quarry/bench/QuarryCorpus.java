@@ -12,6 +12,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -37,12 +38,47 @@ public final class QuarryCorpus {
 
   public static QuarryCorpus load(BenchDatabase db, UUID tenant, String embeddingModel, List<String> docIds,
       List<String> texts, List<float[]> vectors) throws SQLException, IOException {
+    Iterator<SyntheticCorpus.Chunk> rows = new Iterator<>() {
+      private int next;
+
+      @Override
+      public boolean hasNext() {
+        return next < docIds.size();
+      }
+
+      @Override
+      public SyntheticCorpus.Chunk next() {
+        int i = next++;
+        return new SyntheticCorpus.Chunk(docIds.get(i), texts.get(i), vectors.get(i));
+      }
+    };
+    return load(db, tenant, embeddingModel, rows, false, true);
+  }
+
+  /**
+   * Loads chunks as they come, without holding them all. With {@code bulk}, chunk_terms' indexes
+   * (its primary key included) are also dropped for the load and rebuilt after it, as a bulk load
+   * of a large corpus would do: otherwise every posting the trigger writes is an insert into a
+   * term-ordered B-tree of tens of millions of rows, at a random place. The rows are the same
+   * either way. With {@code remember} false, the chunk-to-document map is not kept (a million
+   * entries nobody reads when only latency is measured).
+   */
+  public static QuarryCorpus load(BenchDatabase db, UUID tenant, String embeddingModel,
+      Iterator<SyntheticCorpus.Chunk> rows, boolean bulk, boolean remember) throws SQLException, IOException {
     QuarryCorpus corpus = new QuarryCorpus();
     try (Connection c = db.jdbc()) {
       List<String> indexes = secondaryIndexes(c, "chunks");
+      List<String> termIndexes = bulk ? secondaryIndexes(c, "chunk_terms") : List.of();
+      String termKey = bulk ? primaryKey(c, "chunk_terms") : null;
       try (Statement s = c.createStatement()) {
         for (String def : indexes) {
           s.execute("DROP INDEX " + indexName(def));
+        }
+        for (String def : termIndexes) {
+          s.execute("DROP INDEX " + indexName(def));
+        }
+        if (termKey != null) {
+          s.execute("ALTER TABLE chunk_terms DROP CONSTRAINT " + termKey.split(" ", 2)[0]);
         }
       }
       // COPY refuses a table whose row-level security applies to the caller, and the migrations force
@@ -52,24 +88,26 @@ public final class QuarryCorpus {
       setForce(c, forced, false);
       try {
       CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
-      for (int from = 0; from < docIds.size(); from += COPY_BATCH) {
-        int to = Math.min(docIds.size(), from + COPY_BATCH);
+      while (rows.hasNext()) {
         StringBuilder documents = new StringBuilder();
         StringBuilder items = new StringBuilder();
         StringBuilder chunks = new StringBuilder();
-        for (int i = from; i < to; i++) {
-          String id = docIds.get(i);
-          String text = texts.get(i);
+        for (int n = 0; n < COPY_BATCH && rows.hasNext(); n++) {
+          SyntheticCorpus.Chunk row = rows.next();
+          String id = row.id();
+          String text = row.text();
           UUID documentId = UUID.nameUUIDFromBytes(("doc:" + id).getBytes(StandardCharsets.UTF_8));
           UUID chunkId = UUID.nameUUIDFromBytes(("chunk:" + id).getBytes(StandardCharsets.UTF_8));
-          corpus.docIdByChunk.put(chunkId, id);
+          if (remember) {
+            corpus.docIdByChunk.put(chunkId, id);
+          }
           String title = "doc " + id;
           row(documents, documentId, tenant, title, "bench/" + id + ".txt", "text", sha256(id + "\0" + text),
               text.getBytes(StandardCharsets.UTF_8).length, text,
               "{\"doc_id\": \"" + documentId + "\", \"title\": \"" + title + "\", \"tree\": []}", 1, 1);
           row(items, tenant, documentId, 0, "#/texts/0", "paragraph", text, "{}", 0, 0, 0, 1);
           row(chunks, chunkId, tenant, documentId, 0, 0, 1, "{}", text, "{}", "{\"#/texts/0\"}",
-              "{paragraph}", embeddingModel, vectorLiteral(vectors.get(i)));
+              "{paragraph}", embeddingModel, vectorLiteral(row.vector()));
         }
         copy.copyIn("COPY documents (id, tenant_id, title, uri, source_type, content_hash, byte_size, content,"
             + " toc, item_count, chunk_count) FROM STDIN", new StringReader(documents.toString()));
@@ -83,7 +121,13 @@ public final class QuarryCorpus {
         setForce(c, forced, true);
       }
       try (Statement s = c.createStatement()) {
-        s.execute("SET maintenance_work_mem = '512MB'");
+        s.execute("SET maintenance_work_mem = '" + MAINTENANCE_WORK_MEM + "'");
+        if (termKey != null) {
+          s.execute("ALTER TABLE chunk_terms ADD CONSTRAINT " + termKey);
+        }
+        for (String def : termIndexes) {
+          s.execute(def);
+        }
         for (String def : indexes) {
           s.execute(def);
         }
@@ -93,6 +137,21 @@ public final class QuarryCorpus {
       }
     }
     return corpus;
+  }
+
+  /**
+   * Memory for building indexes after a load (the session's own setting; the server's default is
+   * 64 MB): enough for an HNSW graph of a million 384-dimension vectors to be built in memory.
+   */
+  static final String MAINTENANCE_WORK_MEM = "2GB";
+
+  /** "name definition" of a table's primary key, as ADD CONSTRAINT takes it back. */
+  static String primaryKey(Connection c, String table) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint"
+            + " WHERE conrelid = '" + table + "'::regclass AND contype = 'p'")) {
+      return rs.next() ? rs.getString(1) : null;
+    }
   }
 
   /** The tables of the current schema whose row-level security also holds their owner. */

@@ -167,6 +167,12 @@ public final class SearchLab {
   static Config ensureLoaded(String which, TestCollection vaswani, TestCollection cranfield,
       VectorCache.Vectors vv, Embedder model) throws Exception {
     Config base = Config.fromEnv(System.getenv());
+    // -Dlab.db=NAME: a database loaded elsewhere, such as one LatencyBench keeps
+    // (quarry_bench_latency_q100000 plus QUARRY_BENCH_DB_SUFFIX).
+    String given = System.getProperty("lab.db");
+    if (given != null) {
+      return base.withDatabase(given);
+    }
     String name = "quarry_lab_" + which;
     Config config = base.withDatabase(name);
     if (!exists(base, name)) {

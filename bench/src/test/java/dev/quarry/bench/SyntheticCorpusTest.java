@@ -27,6 +27,29 @@ class SyntheticCorpusTest {
   }
 
   @Test
+  @DisplayName("streamed chunks are the generated corpus, in order, so a kept database loaded either way holds the same rows")
+  void streamedAsGenerated() {
+    List<String> bases = List.of("alpha beta gamma", "delta epsilon");
+    float[] a = new float[384];
+    a[0] = 1;
+    float[] b = new float[384];
+    b[1] = 1;
+    List<String> others = List.of("one two three four five six seven eight nine ten eleven twelve",
+        "red green blue cyan magenta yellow black white grey");
+    SyntheticCorpus whole = SyntheticCorpus.generate(40, bases, List.of(a, b), others, 7);
+    java.util.Iterator<SyntheticCorpus.Chunk> streamed = SyntheticCorpus.chunks(40, bases, List.of(a, b), others, 7);
+    for (int i = 0; i < 40; i++) {
+      SyntheticCorpus.Chunk c = streamed.next();
+      assertThat(c.id()).isEqualTo(whole.ids().get(i));
+      assertThat(c.text()).isEqualTo(whole.texts().get(i));
+      assertThat(c.vector()).containsExactly(whole.vectors().get(i));
+    }
+    assertThat(streamed.hasNext()).isFalse();
+    // Another seed is another corpus: the seed is part of what a kept database is matched by.
+    assertThat(SyntheticCorpus.generate(40, bases, List.of(a, b), others, 8).texts()).isNotEqualTo(whole.texts());
+  }
+
+  @Test
   @DisplayName("percentiles are nearest-rank")
   void percentiles() {
     double[] ms = new double[200];
