@@ -55,11 +55,12 @@ public record Chunk(
 
   /**
    * The context of a document's chunks: {@link #context(String, String)}, then what its first
-   * pages say of whose filing it is and for when ({@link FilingIdentity#text()}), when they say it.
+   * pages say of whose filing it is and for when, when they say it and the name does not
+   * ({@link FilingIdentity#textBeyond(String)}).
    */
   public static String context(String title, String uri, FilingIdentity identity) {
     String named = context(title, uri);
-    String who = identity == null ? "" : identity.text();
+    String who = identity == null ? "" : identity.textBeyond(named);
     if (who.isEmpty()) {
       return named;
     }

@@ -119,6 +119,40 @@ public record FilingIdentity(String company, String form, String period, String 
   }
 
   /**
+   * {@link #text()} without what {@code named} (the document's title and file name) already says:
+   * the company when its first word is there, the form when its letters and digits are ("10K"),
+   * the period and fiscal year when their year is. Saying it again only adds words that every
+   * chunk of the document shares: they lift its short chunks (BM25 weighs a term by the chunk's
+   * length) and make its vectors alike, and the filings bench measured that (BENCHMARKS.md).
+   */
+  public String textBeyond(String named) {
+    String name = named == null ? "" : named.toLowerCase(Locale.ROOT);
+    String compact = name.replaceAll("[^\\p{L}\\p{N}]+", "");
+    StringJoiner out = new StringJoiner(" | ");
+    if (company != null) {
+      String first = company.toLowerCase(Locale.ROOT).replaceFirst("^the\\s+", "").split("[^\\p{L}\\p{N}]+")[0];
+      if (first.isEmpty() || !compact.contains(first)) {
+        out.add(company);
+      }
+    }
+    if (form != null && !compact.contains(form.toLowerCase(Locale.ROOT).replaceFirst("^form\\s+", "")
+        .replaceAll("[^\\p{L}\\p{N}]+", ""))) {
+      out.add(form);
+    }
+    String year = fiscalYear != null ? fiscalYear.substring(2)
+        : period == null ? null : period.replaceAll(".*(\\d{4})$", "$1");
+    if (year != null && !Pattern.compile("(?<!\\d)" + Pattern.quote(year) + "(?!\\d)").matcher(name).find()) {
+      if (period != null) {
+        out.add(period);
+      }
+      if (fiscalYear != null) {
+        out.add(fiscalYear);
+      }
+    }
+    return out.toString();
+  }
+
+  /**
    * The text of the first pages as lines: each item's text, a table's cells one by one (cover
    * pages are often laid out as tables), with spaces collapsed. Furniture is left out.
    */
