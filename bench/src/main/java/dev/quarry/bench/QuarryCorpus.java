@@ -1,5 +1,7 @@
 package dev.quarry.bench;
 
+import dev.quarry.ingest.Chunk;
+
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
@@ -106,15 +108,17 @@ public final class QuarryCorpus {
               text.getBytes(StandardCharsets.UTF_8).length, text,
               "{\"doc_id\": \"" + documentId + "\", \"title\": \"" + title + "\", \"tree\": []}", 1, 1);
           row(items, tenant, documentId, 0, "#/texts/0", "paragraph", text, "{}", 0, 0, 0, 1);
-          row(chunks, chunkId, tenant, documentId, 0, 0, 1, "{}", text, "{}", "{\"#/texts/0\"}",
-              "{paragraph}", embeddingModel, vectorLiteral(row.vector()));
+          // Context version current: the bench's chunks have no context on purpose, and a gateway
+          // started over them must not re-index them (Reembedder).
+          row(chunks, chunkId, tenant, documentId, 0, 0, 1, "{}", text, Chunk.CONTEXT_VERSION, "{}",
+              "{\"#/texts/0\"}", "{paragraph}", embeddingModel, vectorLiteral(row.vector()));
         }
         copy.copyIn("COPY documents (id, tenant_id, title, uri, source_type, content_hash, byte_size, content,"
             + " toc, item_count, chunk_count) FROM STDIN", new StringReader(documents.toString()));
         copy.copyIn("COPY items (tenant_id, document_id, position, self_ref, label, text, page_numbers,"
             + " heading_level, tree_depth, section_start, section_end) FROM STDIN", new StringReader(items.toString()));
         copy.copyIn("COPY chunks (id, tenant_id, document_id, ordinal, item_start, item_end, headings, content,"
-            + " page_numbers, doc_item_refs, labels, embedding_model, embedding) FROM STDIN",
+            + " context_version, page_numbers, doc_item_refs, labels, embedding_model, embedding) FROM STDIN",
             new StringReader(chunks.toString()));
       }
       } finally {

@@ -45,6 +45,28 @@ public record Chunk(
         ? name : t + " | " + name;
   }
 
+  /**
+   * What a chunk's context is made of, as a number: chunks stored under a lower one were given
+   * less (0: title and file name only, V10) and are brought up to this by {@link Reembedder}, so a
+   * tenant's chunks never stay mixed. Raise it whenever {@link #context(String, String,
+   * FilingIdentity)} changes what it returns.
+   */
+  public static final int CONTEXT_VERSION = 1;
+
+  /**
+   * The context of a document's chunks: {@link #context(String, String)}, then what its first
+   * pages say of whose filing it is and for when, when they say it and the name does not
+   * ({@link FilingIdentity#textBeyond(String)}).
+   */
+  public static String context(String title, String uri, FilingIdentity identity) {
+    String named = context(title, uri);
+    String who = identity == null ? "" : identity.textBeyond(named);
+    if (who.isEmpty()) {
+      return named;
+    }
+    return named.isEmpty() ? who : named + " | " + who;
+  }
+
   /** The text the model embeds for a chunk: its document's context, then its own content. */
   public static String embeddedText(String context, String content) {
     return context == null || context.isBlank() ? content : context + "\n\n" + content;

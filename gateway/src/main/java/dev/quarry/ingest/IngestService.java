@@ -148,7 +148,7 @@ public final class IngestService {
       long t1 = System.nanoTime();
       progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
       String title = firstNonBlank(request.title(), doc.title(), fileName);
-      String context = Chunk.context(title, uri);
+      String context = Chunk.context(title, uri, FilingIdentity.find(items).orElse(null));
       List<String> vectors = embed(chunks, context, progress);
       long t2 = System.nanoTime();
       stages.add(Stage.CONVERT, tConverted - t0);
@@ -315,7 +315,8 @@ public final class IngestService {
           stages.add(Stage.INSERT_ITEMS, t2 - t1);
           Future<Void> chunksDone = p.chunks().isEmpty() ? Future.succeededFuture()
               : conn.preparedQuery(Sql.INSERT_CHUNKS)
-                  .execute(Tuple.of(p.tenantId(), id, embedder.modelName(), chunkRows)).mapEmpty();
+                  .execute(Tuple.of(p.tenantId(), id, embedder.modelName(), chunkRows, (short) Chunk.CONTEXT_VERSION))
+                  .mapEmpty();
           return chunksDone.onSuccess(x -> stages.add(Stage.INSERT_CHUNKS, System.nanoTime() - t2));
         });
   }

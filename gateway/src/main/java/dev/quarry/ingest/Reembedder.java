@@ -2,6 +2,7 @@ package dev.quarry.ingest;
 
 import dev.quarry.search.Embedder;
 import dev.quarry.store.Database;
+import dev.quarry.store.DocItem;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -10,6 +11,8 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,13 +22,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Brings every chunk, of every tenant, to the configured embedding model. Vector search only sees
- * chunks recorded under the embedder's model, so after a model change the others drop out of it
- * until they are embedded again; this runs in the background while the gateway serves.
+ * Brings every chunk, of every tenant, to the configured embedding model and to the current
+ * context ({@link Chunk#CONTEXT_VERSION}). Vector search only sees chunks recorded under the
+ * embedder's model, so after a model change the others drop out of it until they are embedded
+ * again; a chunk whose context was made by an older version is still found, by what it had, until
+ * its context is recomputed from its document (title, file name, {@link FilingIdentity} of its
+ * first pages) and it is embedded with it. This runs in the background while the gateway serves.
  *
  * <p>Chunks go in batches: read, embed on a worker, then one UPDATE per batch (its own
  * transaction), so the work done survives a restart and the next run picks up what is left. The
- * content is never written, so the BM25 index is left alone (see V3__reembed_keeps_terms.sql).
+ * content is never written, so the BM25 index is left alone (see V3__reembed_keeps_terms.sql),
+ * except for a chunk whose context changes: BM25 indexes that too (V12).
  *
  * <p>Safe to run on several replicas at once: a chunk that another one got to first, or whose
  * content changed in the meantime, is skipped by the UPDATE's guard. Not safe against replicas that
@@ -47,21 +54,33 @@ public final class Reembedder {
   // row-level security shows one tenant per transaction, so it walks them one after the other.
   private static final String LIST_TENANTS = "SELECT id FROM tenants ORDER BY id";
 
-  private static final String COUNT_STALE = "SELECT embedding_model, count(*) AS n FROM chunks"
-      + " WHERE embedding_model <> $1 GROUP BY embedding_model";
+  /** Stale chunks by why: the model they are under, or {@code context v0} for an old context. */
+  private static final String COUNT_STALE = "SELECT CASE WHEN embedding_model <> $1 THEN embedding_model"
+      + " ELSE 'context v' || context_version END AS reason, count(*) AS n FROM chunks"
+      + " WHERE embedding_model <> $1 OR context_version < $2 GROUP BY 1";
 
   /** Walks the primary key, so each batch costs its own rows, not a scan of the table. */
-  private static final String NEXT_BATCH = "SELECT id, context, content, md5(content) AS content_md5"
-      + " FROM chunks WHERE id > $2 AND embedding_model <> $1 ORDER BY id LIMIT $3";
+  private static final String NEXT_BATCH = "SELECT id, document_id, context, context_version, embedding_model,"
+      + " content, md5(content) AS content_md5 FROM chunks"
+      + " WHERE id > $2 AND (embedding_model <> $1 OR context_version < $4) ORDER BY id LIMIT $3";
+
+  /** What a document's context is made of: its name and the items of its first pages. */
+  private static final String DOCUMENT_NAME = "SELECT title, uri FROM documents WHERE id = $1";
+  private static final String FIRST_ITEMS = "SELECT position, self_ref, label, text, page_numbers,"
+      + " heading_level, tree_depth FROM items WHERE document_id = $1"
+      + " AND (page_numbers[1] <= $2 OR (cardinality(page_numbers) = 0 AND position < $3)) ORDER BY position";
 
   /**
-   * The guard skips chunks re-embedded meanwhile by another replica and chunks whose content is no
-   * longer what was embedded. The vectors travel as pgvector's text form.
+   * The guard skips chunks brought up to date meanwhile by another replica and chunks whose content
+   * is no longer what was embedded. The vectors travel as pgvector's text form; a null one keeps
+   * the stored vector (the chunk only needed its context version raised, its text being the same).
    */
   private static final String WRITE_BATCH = "UPDATE chunks c"
-      + " SET embedding = u.embedding::vector, embedding_model = $1"
-      + " FROM unnest($2::uuid[], $3::text[], $4::text[]) AS u(id, content_md5, embedding)"
-      + " WHERE c.id = u.id AND c.embedding_model <> $1 AND md5(c.content) = u.content_md5";
+      + " SET embedding = coalesce(u.embedding::vector, c.embedding), embedding_model = $1,"
+      + " context = u.context, context_version = $6"
+      + " FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) AS u(id, content_md5, embedding, context)"
+      + " WHERE c.id = u.id AND (c.embedding_model <> $1 OR c.context_version < $6)"
+      + " AND md5(c.content) = u.content_md5";
 
   /** Where a run is. {@code total} is counted when it starts; {@code done} is what it rewrote. */
   public record Status(State state, String model, long done, long total, String error) {
@@ -90,6 +109,8 @@ public final class Reembedder {
   /** The timer of a pending retry, or -1: stop() cancels it rather than wait out the backoff. */
   private volatile long retryTimer = -1;
   private int loggedDecile;
+  /** The current context of each document met in the tenant being walked. */
+  private final Map<UUID, String> contexts = new HashMap<>();
 
   public Reembedder(Vertx vertx, Pool pool, Embedder embedder) {
     this(vertx, pool, embedder, DEFAULT_BATCH, FIRST_BACKOFF);
@@ -128,9 +149,9 @@ public final class Reembedder {
           Future<Void> counted = Future.succeededFuture();
           for (UUID tenant : tenants) {
             counted = counted.compose(v -> Database.inTenant(pool, tenant,
-                    conn -> conn.preparedQuery(COUNT_STALE).execute(Tuple.of(embedder.modelName())))
+                    conn -> conn.preparedQuery(COUNT_STALE).execute(Tuple.of(embedder.modelName(), (short) Chunk.CONTEXT_VERSION)))
                 .map(stale -> {
-                  stale.forEach(r -> byModel.merge(r.getString("embedding_model"), r.getLong("n"), Long::sum));
+                  stale.forEach(r -> byModel.merge(r.getString("reason"), r.getLong("n"), Long::sum));
                   return null;
                 }));
           }
@@ -138,8 +159,8 @@ public final class Reembedder {
             long total = byModel.values().stream().mapToLong(Long::longValue).sum();
             status = new Status(Status.State.RUNNING, embedder.modelName(), 0, total, null);
             if (total > 0) {
-              LOG.info("re-embedding {} chunks of {} tenants with {} in batches of {} (recorded under {})",
-                  total, tenants.size(), embedder.modelName(), batchSize, byModel);
+              LOG.info("re-embedding {} chunks of {} tenants with {}, context v{}, in batches of {} (stale: {})",
+                  total, tenants.size(), embedder.modelName(), Chunk.CONTEXT_VERSION, batchSize, byModel);
             }
             return tenants;
           });
@@ -173,15 +194,20 @@ public final class Reembedder {
       return;
     }
     UUID tenant = tenants.get(tenantIndex);
+    if (START.equals(after)) {
+      contexts.clear();
+    }
     Database.inTenant(pool, tenant, conn -> conn.preparedQuery(NEXT_BATCH)
-            .execute(Tuple.of(embedder.modelName(), after, batchSize)))
+            .execute(Tuple.of(embedder.modelName(), after, batchSize, (short) Chunk.CONTEXT_VERSION)))
         .compose(rows -> {
           List<Row> batch = new ArrayList<>(rows.size());
           rows.forEach(batch::add);
           if (batch.isEmpty()) {
             return Future.succeededFuture((UUID) null);
           }
-          return embed(batch).compose(vectors -> write(tenant, batch, vectors))
+          return contexts(tenant, batch)
+              .compose(newContexts -> embed(batch, newContexts)
+                  .compose(vectors -> write(tenant, batch, newContexts, vectors)))
               .map(written -> {
                 progress(written);
                 return batch.getLast().getUUID("id");
@@ -214,10 +240,67 @@ public final class Reembedder {
         });
   }
 
-  private Future<List<String>> embed(List<Row> batch) {
-    List<String> texts = new ArrayList<>(batch.size());
+  /** Each chunk's context as it is to be: recomputed from its document where its version is old. */
+  private Future<List<String>> contexts(UUID tenant, List<Row> batch) {
+    Future<Void> loaded = Future.succeededFuture();
     for (Row row : batch) {
-      texts.add(Chunk.embeddedText(row.getString("context"), row.getString("content")));
+      UUID doc = row.getUUID("document_id");
+      if (row.getInteger("context_version") < Chunk.CONTEXT_VERSION) {
+        loaded = loaded.compose(v -> contexts.containsKey(doc) ? Future.succeededFuture()
+            : documentContext(tenant, doc).map(context -> {
+              contexts.put(doc, context);
+              return null;
+            }));
+      }
+    }
+    return loaded.map(v -> {
+      List<String> out = new ArrayList<>(batch.size());
+      for (Row row : batch) {
+        out.add(row.getInteger("context_version") < Chunk.CONTEXT_VERSION
+            ? contexts.get(row.getUUID("document_id")) : row.getString("context"));
+      }
+      return out;
+    });
+  }
+
+  /** As ingest makes it: from the document's title, file name and first pages. */
+  private Future<String> documentContext(UUID tenant, UUID doc) {
+    return Database.inTenant(pool, tenant, conn -> conn.preparedQuery(DOCUMENT_NAME).execute(Tuple.of(doc))
+        .compose(name -> conn.preparedQuery(FIRST_ITEMS)
+            .execute(Tuple.of(doc, FilingIdentity.PAGES, FilingIdentity.LINES_WITHOUT_PAGES))
+            .map(rows -> {
+              List<DocItem> items = new ArrayList<>(rows.size());
+              for (Row r : rows) {
+                List<Integer> pages = new ArrayList<>();
+                for (Integer p : r.getArrayOfIntegers("page_numbers")) {
+                  pages.add(p);
+                }
+                items.add(new DocItem(r.getInteger("position"), r.getString("self_ref"), r.getString("label"),
+                    r.getString("text"), pages, r.getInteger("heading_level"), r.getInteger("tree_depth")));
+              }
+              Row n = name.iterator().hasNext() ? name.iterator().next() : null;
+              return Chunk.context(n == null ? null : n.getString("title"), n == null ? null : n.getString("uri"),
+                  FilingIdentity.find(items).orElse(null));
+            })));
+  }
+
+  /**
+   * The vectors of the chunks that need one (another model, or a context that changed), null for
+   * the others, in the batch's order.
+   */
+  private Future<List<String>> embed(List<Row> batch, List<String> newContexts) {
+    List<String> texts = new ArrayList<>(batch.size());
+    List<Integer> which = new ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      Row row = batch.get(i);
+      if (!embedder.modelName().equals(row.getString("embedding_model"))
+          || !newContexts.get(i).equals(row.getString("context"))) {
+        texts.add(Chunk.embeddedText(newContexts.get(i), row.getString("content")));
+        which.add(i);
+      }
+    }
+    if (texts.isEmpty()) {
+      return Future.succeededFuture(Arrays.asList(new String[batch.size()]));
     }
     // The embedder blocks (ONNX or HTTP); unordered so that searches are not queued behind it.
     return vertx.executeBlocking(() -> {
@@ -226,19 +309,20 @@ public final class Reembedder {
         throw new IllegalStateException(embedder.modelName() + " returned " + vectors.size()
             + " vectors for " + texts.size() + " passages");
       }
-      List<String> literals = new ArrayList<>(vectors.size());
-      for (float[] v : vectors) {
+      List<String> literals = Arrays.asList(new String[batch.size()]);
+      for (int k = 0; k < vectors.size(); k++) {
+        float[] v = vectors.get(k);
         if (v.length != embedder.dimensions()) {
           throw new IllegalStateException(embedder.modelName() + " returned a vector of "
               + v.length + " dimensions; it declares " + embedder.dimensions());
         }
-        literals.add(IngestService.vectorLiteral(v));
+        literals.set(which.get(k), IngestService.vectorLiteral(v));
       }
       return literals;
     }, false);
   }
 
-  private Future<Integer> write(UUID tenant, List<Row> batch, List<String> vectors) {
+  private Future<Integer> write(UUID tenant, List<Row> batch, List<String> newContexts, List<String> vectors) {
     UUID[] ids = new UUID[batch.size()];
     String[] contentMd5 = new String[batch.size()];
     for (int i = 0; i < ids.length; i++) {
@@ -249,7 +333,9 @@ public final class Reembedder {
         .addString(embedder.modelName())
         .addArrayOfUUID(ids)
         .addArrayOfString(contentMd5)
-        .addArrayOfString(vectors.toArray(String[]::new));
+        .addArrayOfString(vectors.toArray(String[]::new))
+        .addArrayOfString(newContexts.toArray(String[]::new))
+        .addShort((short) Chunk.CONTEXT_VERSION);
     return Database.inTenant(pool, tenant, conn -> conn.preparedQuery(WRITE_BATCH).execute(args))
         .map(rows -> rows.rowCount());
   }

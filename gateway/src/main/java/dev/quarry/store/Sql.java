@@ -107,9 +107,10 @@ public final class Sql {
    * (V5). The vector travels as pgvector's text form {@code [x,y,…]}; the client has no vector codec.
    */
   public static final String INSERT_CHUNKS = "INSERT INTO chunks (id, tenant_id, document_id, ordinal,"
-      + " item_start, item_end, headings, content, context, page_numbers, doc_item_refs, labels,"
-      + " embedding_model, embedding)"
+      + " item_start, item_end, headings, content, context, context_version, page_numbers, doc_item_refs,"
+      + " labels, embedding_model, embedding)"
       + " SELECT r.id, $1, $2, r.ordinal, r.item_start, r.item_end, r.headings, r.content, r.context,"
+      + " $5,"
       + " r.page_numbers, r.doc_item_refs, r.labels, $3, r.embedding::vector"
       + " FROM json_to_recordset($4::text::json) AS r(id uuid, ordinal integer, item_start integer,"
       + " item_end integer, headings text[], content text, context text, page_numbers integer[],"

@@ -73,6 +73,26 @@ class ChunkContextTest {
   }
 
   @Test
+  @DisplayName("a filing's company, form and period join the context where its name does not say them")
+  void identityBeyondTheName() {
+    FilingIdentity adobe = new FilingIdentity("ADOBE INC.", "Form 10-K", "fiscal year ended December 2, 2022", "FY2022");
+    // An accession number says nothing: everything the cover page says goes in.
+    assertThat(Chunk.context("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "0000796343-23-000007.pdf", adobe))
+        .isEqualTo("UNITED STATES SECURITIES AND EXCHANGE COMMISSION | 0000796343 23 000007 | ADOBE INC. | Form 10-K"
+            + " | fiscal year ended December 2, 2022 | FY2022");
+    // A FinanceBench-style name already says all three: nothing is repeated.
+    assertThat(Chunk.context("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "ADOBE_2022_10K.pdf", adobe))
+        .isEqualTo("UNITED STATES SECURITIES AND EXCHANGE COMMISSION | ADOBE 2022 10K");
+    // Only what is missing: here the year (the title's 2023 is the filing date, not the period).
+    assertThat(Chunk.context("Form 10-K for Pepsico INC filed 02/09/2023", "pepsico-annual.pdf",
+            new FilingIdentity("PepsiCo, Inc.", "Form 10-K", "fiscal year ended December 31, 2022", "FY2022")))
+        .isEqualTo("Form 10-K for Pepsico INC filed 02/09/2023 | pepsico annual | fiscal year ended December 31, 2022 | FY2022");
+    assertThat(Chunk.context("THE BOEING COMPANY", "annual-report.pdf",
+            new FilingIdentity("THE BOEING COMPANY", null, null, null)))
+        .isEqualTo("THE BOEING COMPANY | annual report");
+  }
+
+  @Test
   @DisplayName("the context is the title and the file name with its separators as spaces, once")
   void context() {
     assertThat(Chunk.context("ADOBE_2022_10K.pdf", "ADOBE_2022_10K.pdf")).isEqualTo("ADOBE_2022_10K.pdf | ADOBE 2022 10K");
@@ -80,6 +100,7 @@ class ChunkContextTest {
         .isEqualTo("Annual report | PEPSICO 2022 10K");
     assertThat(Chunk.context("Pepsico 2022 10K filing", "PEPSICO_2022_10K.pdf")).isEqualTo("Pepsico 2022 10K filing");
     assertThat(Chunk.context("Notes", null)).isEqualTo("Notes");
+    assertThat(Chunk.context("Notes", null, null)).isEqualTo("Notes");
     assertThat(Chunk.embeddedText("", "text")).isEqualTo("text");
     assertThat(Chunk.embeddedText("T", "text")).isEqualTo("T\n\ntext");
   }

@@ -139,8 +139,9 @@ final class ReembedderFixture {
     UUID id = UUID.randomUUID();
     try (PreparedStatement s = c.prepareStatement("""
         INSERT INTO chunks (id, tenant_id, document_id, ordinal, item_start, item_end, headings,
-                            content, page_numbers, doc_item_refs, labels, embedding_model, embedding)
-        VALUES (?, ?, ?, ?, ?, ?, '{}', ?, '{}', ?, '{text}', ?, ?::vector)""")) {
+                            content, context_version, page_numbers, doc_item_refs, labels,
+                            embedding_model, embedding)
+        VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, '{}', ?, '{text}', ?, ?::vector)""")) {
       s.setObject(1, id);
       s.setObject(2, tenant);
       s.setObject(3, doc);
@@ -148,9 +149,11 @@ final class ReembedderFixture {
       s.setInt(5, ordinal);
       s.setInt(6, ordinal + 1);
       s.setString(7, content);
-      s.setArray(8, c.createArrayOf("text", new String[] {"#/texts/" + ordinal}));
-      s.setString(9, model);
-      s.setString(10, vector);
+      // Only the model is stale here; an old context is ContextReindexTest's case.
+      s.setInt(8, Chunk.CONTEXT_VERSION);
+      s.setArray(9, c.createArrayOf("text", new String[] {"#/texts/" + ordinal}));
+      s.setString(10, model);
+      s.setString(11, vector);
       s.executeUpdate();
     }
     return id;
