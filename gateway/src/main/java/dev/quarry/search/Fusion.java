@@ -34,6 +34,12 @@ public record Fusion(Method method, double vectorWeight, int rrfK, double presen
   /** What being among a side's candidates is worth in {@link #DEFAULT}. */
   public static final double DEFAULT_PRESENCE = 0.2;
 
+  /**
+   * The most matches a complete full-text list may hold and still count as BM25 having singled the
+   * query's chunks out (see {@link #fuse}): a page of results.
+   */
+  public static final int FEW_MATCHES = 10;
+
   public static final Fusion DEFAULT = new Fusion(Method.MIN_MAX, DEFAULT_VECTOR_WEIGHT, 60, DEFAULT_PRESENCE);
 
   /** Plain reciprocal-rank fusion, k = 60, equal weights: what search did before. */
@@ -82,14 +88,18 @@ public record Fusion(Method method, double vectorWeight, int rrfK, double presen
    * best first, of at most {@code candidates} asked; ties in the fused score go to the lower id, so
    * the order is the same on every run.
    *
-   * <p>A full-text list shorter than asked holds every chunk that has any of the query's terms: BM25
-   * has then told the matches from everything else (an identifier, a name, a rare word), and its
-   * side weighs at least as much as the vectors' for that query. Otherwise the weights are the
-   * fusion's own.
+   * <p>A full-text list shorter than asked holds every chunk that has any of the query's terms. When
+   * those are at most {@link #FEW_MATCHES}, BM25 has told a handful of matches from everything else
+   * (an identifier, a name, a rare word), and its side weighs at least as much as the vectors' for
+   * that query. Otherwise the weights are the fusion's own: a longer list that is merely complete
+   * says more about the size of the tenant than about the query (on a small tenant most lists are
+   * complete), and giving those the equal weights cost MS MARCO's natural-language questions
+   * (BENCHMARKS.md, "Fusion: what was tried").
    */
   public <T extends Comparable<T>> List<Scored<T>> fuse(List<Scored<T>> fullText, List<Scored<T>> vector,
       int limit, int candidates) {
-    double w = fullText.size() < candidates ? Math.min(vectorWeight, 0.5) : vectorWeight;
+    boolean fewMatches = fullText.size() < candidates && fullText.size() <= FEW_MATCHES;
+    double w = fewMatches ? Math.min(vectorWeight, 0.5) : vectorWeight;
     Map<T, double[]> both = new HashMap<>();
     side(fullText, 0, 1 - w, false, both);
     side(vector, 1, w, true, both);
