@@ -29,7 +29,7 @@ final class LongQueryBench {
   private static final int DEPTH = RetrievalBench.DEPTH;
 
   /** The fusion before issue 16's part A, for the "before" column. */
-  static final Fusion BEFORE = new Fusion(Fusion.Method.MIN_MAX, 0.7, 60, 0.2);
+  static final Fusion BEFORE = FusionStudy.BEFORE;
 
   private final BenchPaths paths;
   private final Embedder model;
