@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|long-queries|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.

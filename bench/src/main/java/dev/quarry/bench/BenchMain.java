@@ -8,14 +8,14 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code BenchMain [retrieval|filings|conversion|models|latency|ingest|sandbox|tenants|analyses|soak|embeddings|all]...}: runs the named benchmarks, prints
+ * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|sandbox|tenants|analyses|soak|embeddings|all]...}: runs the named benchmarks, prints
  * their figures and writes each one's section of BENCHMARKS.md at the repository root.
  * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run). {@code soak}
  * (about five and a half minutes, {@code QUARRY_SOAK_SECONDS}) is not part of {@code all}: it restarts
  * a PostgreSQL cluster of its own and kills containers, so it runs only when named.
  */
 public final class BenchMain {
-  private static final List<String> ALL = List.of("retrieval", "conversion", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces");
+  private static final List<String> ALL = List.of("retrieval", "long-queries", "conversion", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces");
 
   private BenchMain() {}
 
@@ -32,9 +32,9 @@ public final class BenchMain {
           which.add("conversion");
           which.add("conversion-filings");
         }
-        case "retrieval", "filings", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, long-queries, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -54,6 +54,7 @@ public final class BenchMain {
         String body;
         switch (bench) {
           case "retrieval" -> { title = "Retrieval quality"; body = new RetrievalBench(paths, model).run(); }
+          case "long-queries" -> { title = "Long queries"; body = new LongQueryBench(paths, model).run(); }
           case "filings" -> { title = "Filings: finding the evidence page"; body = new FilingsBench(paths).run(); }
           case "conversion" -> { title = "Conversion against docling's reference"; body = new ConversionBench(paths).run(); }
           case "conversion-filings" -> { title = "Conversion: the filings' PDFs"; body = new FilingsConversionBench(paths).run(); }

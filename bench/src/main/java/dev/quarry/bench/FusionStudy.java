@@ -26,8 +26,16 @@ final class FusionStudy {
   /** One collection's runs. */
   record Collection(String name, List<Runs> runs) {}
 
-  /** A function with the parameter its tuning chose, and its nDCG@10 per collection and half. */
-  record Result(String family, Fusion fusion, double[] tune, double[] report) {
+  /** A ranking of one query's two candidate lists: the fused ids, best first, at most 10. */
+  interface Fuser {
+    List<String> rank(List<Scored<String>> fullText, List<Scored<String>> vector);
+  }
+
+  /**
+   * A function with the parameter its tuning chose, and its nDCG@10 per collection and half; {@code
+   * setting} says what was chosen ({@code fusion} is null for a function that is not a {@link Fusion}).
+   */
+  record Result(String family, String setting, Fusion fusion, double[] tune, double[] report) {
     double meanTune() {
       return mean(tune);
     }
@@ -53,6 +61,7 @@ final class FusionStudy {
       }
     }
     System.out.println(markdown(collections, study(collections)));
+    System.out.println(heldOut(collections));
   }
 
   /** One line per query and side: query id, side (b or v), then id:score pairs; grades as g lines. */
@@ -152,8 +161,50 @@ final class FusionStudy {
       }
       out.add(best);
     }
+    out.add(before(collections));
     out.add(evaluate("Quarry's choice (Fusion.DEFAULT)", Fusion.DEFAULT, collections));
     return out;
+  }
+
+  /**
+   * How each family does on a collection it was not tuned on: its parameter chosen on the tune
+   * halves of the other collections, then scored on the held-out collection's tune half (so that a
+   * family can be chosen by it without looking at any report half) and its report half, once per
+   * collection held out. This is what issue 16 asks of search: to hold on collections nobody tuned
+   * it on.
+   */
+  static String heldOut(List<Collection> collections) {
+    StringBuilder md = new StringBuilder("| fusion |");
+    for (Collection c : collections) {
+      md.append(" held out: ").append(c.name()).append(" (setting chosen on the others) | tune | report |");
+    }
+    md.append(" mean tune | mean report |\n|---|").append("---|---:|---:|".repeat(collections.size())).append("---:|---:|\n");
+    for (Map.Entry<String, List<Fusion>> family : families().entrySet()) {
+      List<Result> all = family.getValue().stream().map(f -> evaluate(family.getKey(), f, collections)).toList();
+      md.append("| ").append(family.getKey()).append(" |");
+      double sum = 0;
+      double sumTune = 0;
+      for (int held = 0; held < collections.size(); held++) {
+        Result best = null;
+        double bestTune = Double.NEGATIVE_INFINITY;
+        for (Result r : all) {
+          double t = 0;
+          for (int c = 0; c < collections.size(); c++) {
+            t += c == held ? 0 : r.tune()[c];
+          }
+          if (t > bestTune + 1e-12) {
+            best = r;
+            bestTune = t;
+          }
+        }
+        sum += best.report()[held];
+        sumTune += best.tune()[held];
+        md.append(' ').append(best.setting()).append(String.format(Locale.ROOT, " | %.4f | %.4f |",
+            best.tune()[held], best.report()[held]));
+      }
+      md.append(String.format(Locale.ROOT, " %.4f | %.4f |%n", sumTune / collections.size(), sum / collections.size()));
+    }
+    return md.toString();
   }
 
   /** A family's tuning-half figures across its parameter, for the record of how flat it is. */
@@ -162,13 +213,32 @@ final class FusionStudy {
   }
 
   static Result evaluate(String family, Fusion fusion, List<Collection> collections) {
+    return evaluate(family, fusion.toString(), fusion, (text, vec) -> fusion.fuse(text, vec, 10, RetrievalBench.DEPTH)
+        .stream().map(Scored::id).toList(), collections);
+  }
+
+  /**
+   * Search before issue 16's part A: min-max, vector weight 0.7, presence 0.2, and equal weights
+   * whenever the full-text list was complete (shorter than asked), however long.
+   */
+  static Result before(List<Collection> collections) {
+    Fusion equal = new Fusion(Method.MIN_MAX, 0.5, 60, BEFORE.presence());
+    return evaluate("before: min-max with presence, equal weights for every complete full-text list", BEFORE
+        + ", equal below " + RetrievalBench.DEPTH + " matches", null, (text, vec) -> (text.size() < RetrievalBench.DEPTH
+        ? equal : BEFORE).fuse(text, vec, 10, RetrievalBench.DEPTH).stream().map(Scored::id).toList(), collections);
+  }
+
+  /** The fusion search used before issue 16's part A (its rule for complete lists aside). */
+  static final Fusion BEFORE = new Fusion(Method.MIN_MAX, 0.7, 60, 0.2);
+
+  static Result evaluate(String family, String setting, Fusion fusion, Fuser fuser, List<Collection> collections) {
     double[] tune = new double[collections.size()];
     double[] report = new double[collections.size()];
     for (int c = 0; c < collections.size(); c++) {
       double[] sum = new double[2];
       int[] n = new int[2];
       for (Runs r : collections.get(c).runs()) {
-        List<String> ranking = fusion.fuse(r.fullText(), r.vector(), 10, RetrievalBench.DEPTH).stream().map(Scored::id).toList();
+        List<String> ranking = fuser.rank(r.fullText(), r.vector());
         int half = tuning(r.queryId()) ? 0 : 1;
         sum[half] += Metrics.ndcg(ranking, r.grades(), 10);
         n[half]++;
@@ -176,7 +246,7 @@ final class FusionStudy {
       tune[c] = sum[0] / Math.max(1, n[0]);
       report[c] = sum[1] / Math.max(1, n[1]);
     }
-    return new Result(family, fusion, tune, report);
+    return new Result(family, setting, fusion, tune, report);
   }
 
   static double mean(double[] v) {
@@ -196,7 +266,7 @@ final class FusionStudy {
     md.append(" mean tune | mean report |\n|---|---|");
     md.append("---:|---:|".repeat(collections.size() + 1)).append('\n');
     for (Result r : results) {
-      md.append("| ").append(r.family()).append(" | ").append(r.fusion()).append(" |");
+      md.append("| ").append(r.family()).append(" | ").append(r.setting()).append(" |");
       for (int c = 0; c < collections.size(); c++) {
         md.append(String.format(Locale.ROOT, " %.4f | %.4f |", r.tune()[c], r.report()[c]));
       }

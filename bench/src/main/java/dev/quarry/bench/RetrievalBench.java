@@ -91,6 +91,14 @@ public final class RetrievalBench {
           side (z-score: the list's lowest).
 
           """).append(FusionStudy.markdown(runs, FusionStudy.study(runs))).append('\n');
+      md.append("""
+          Held out: each family's parameter chosen on the tune halves of the *other two* collections,
+          then scored on the held-out one's tune half and its report half: how a setting does on a
+          collection it was not tuned on, which is how Quarry is checked. Quarry's family is the one
+          with the best mean held-out tune figure (no report half looked at), its weight the best on
+          all three tune halves.
+
+          """).append(FusionStudy.heldOut(runs)).append('\n');
       md.append("How flat the chosen family is: min-max convex combination by vector weight, tune halves only.\n\n");
       StringBuilder curve = new StringBuilder("| vector weight | mean tune nDCG@10 |\n|---:|---:|\n");
       for (FusionStudy.Result r : FusionStudy.curve("convex, min-max (vector weight)", runs)) {

@@ -133,6 +133,7 @@ public final class SearchLab {
         case "CANDIDATES" -> "100";
         case "POSTINGS" -> System.getProperty("lab.postings", "10000");
         case "POOL" -> "300";
+        case "TERMS" -> "64";
         case "BUDGET" -> "2000";
         default -> throw new IllegalStateException(names.get(i - 1).toString());
       };

@@ -72,7 +72,7 @@ public record Config(
         s.secret("QUARRY_EMBEDDING_API_KEY", openAiKey == null ? "" : openAiKey),
         s.integer("QUARRY_SEARCH_DEFAULT_LIMIT", 10, 1, 100),
         s.integer("QUARRY_SEARCH_MAX_LIMIT", 100, 1, 1000),
-        s.integer("QUARRY_MAX_QUERY_CHARS", 2_000, 10, 100_000),
+        s.integer("QUARRY_MAX_QUERY_CHARS", 4_000, 10, 100_000),
         s.string("QUARRY_PG_APP_USER", "quarry_app"),
         s.secret("QUARRY_PG_APP_PASSWORD", "quarry_app"),
         TenancySettings.read(s),

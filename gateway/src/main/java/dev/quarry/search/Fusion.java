@@ -10,14 +10,17 @@ import java.util.Map;
  * How the full-text (BM25) and the vector ranking of one query become one ranking.
  *
  * <p>{@link #DEFAULT} is what search uses: a convex combination of the two retrievers' scores, each
- * min-max normalised over its own candidates for the query, weighted {@link #DEFAULT_VECTOR_WEIGHT}
- * to the vectors, with {@link #DEFAULT_PRESENCE} for being a candidate of a side at all (so a chunk
- * both sides found, even low, beats one that only one side found, as with reciprocal ranks).
- * Plain reciprocal-rank fusion throws the scores away and weighs both sides alike: where the vectors
- * are much stronger than BM25 it fell below the vectors alone. The two settings were chosen once
- * for every collection, as the best mean nDCG@10 over the tuning halves of three collections, and
- * are reported on the other halves (BENCHMARKS.md, "Retrieval quality", "Fusion: what was tried",
- * with the other functions of {@link Method} measured the same way).
+ * scaled by its own candidates' distribution for the query ({@link Method#DBSF}: mean - 3 sd to mean
+ * + 3 sd onto [0, 1]), weighted {@link #DEFAULT_VECTOR_WEIGHT} to the vectors. Plain
+ * reciprocal-rank fusion throws the scores away and weighs both sides alike: where the vectors are
+ * much stronger than BM25 it fell below the vectors alone. The family was chosen as the one whose
+ * setting holds best on a collection it was not tuned on (each of three collections held out in
+ * turn, the setting chosen on the others' tuning halves and scored on the held-out one's tuning
+ * half), and its weight as the best mean nDCG@10 over all three tuning halves; both are reported
+ * on the other halves (BENCHMARKS.md, "Retrieval quality", "Fusion: what was tried", with the other
+ * functions of {@link Method} measured the same way). Min-max with a bonus for being a candidate
+ * (search until issue 16) scored a little higher on the tuning halves, but its chosen weight swung
+ * from 0.65 to 0.90 with the collections it was tuned on, and it did worse on the one held out.
  *
  * @param method the fusion function
  * @param vectorWeight the weight of the vector side, in [0, 1]; the full-text side gets the rest
@@ -29,12 +32,15 @@ import java.util.Map;
 public record Fusion(Method method, double vectorWeight, int rrfK, double presence) {
 
   /** The weight of the vector side in {@link #DEFAULT}. */
-  public static final double DEFAULT_VECTOR_WEIGHT = 0.7;
+  public static final double DEFAULT_VECTOR_WEIGHT = 0.75;
 
-  /** What being among a side's candidates is worth in {@link #DEFAULT}. */
-  public static final double DEFAULT_PRESENCE = 0.2;
+  /**
+   * The most matches a complete full-text list may hold and still count as BM25 having singled the
+   * query's chunks out (see {@link #fuse}): a page of results.
+   */
+  public static final int FEW_MATCHES = 10;
 
-  public static final Fusion DEFAULT = new Fusion(Method.MIN_MAX, DEFAULT_VECTOR_WEIGHT, 60, DEFAULT_PRESENCE);
+  public static final Fusion DEFAULT = new Fusion(Method.DBSF, DEFAULT_VECTOR_WEIGHT, 60, 0);
 
   /** Plain reciprocal-rank fusion, k = 60, equal weights: what search did before. */
   public static final Fusion PLAIN_RRF = new Fusion(Method.RRF, 0.5, 60, 0);
@@ -82,14 +88,18 @@ public record Fusion(Method method, double vectorWeight, int rrfK, double presen
    * best first, of at most {@code candidates} asked; ties in the fused score go to the lower id, so
    * the order is the same on every run.
    *
-   * <p>A full-text list shorter than asked holds every chunk that has any of the query's terms: BM25
-   * has then told the matches from everything else (an identifier, a name, a rare word), and its
-   * side weighs at least as much as the vectors' for that query. Otherwise the weights are the
-   * fusion's own.
+   * <p>A full-text list shorter than asked holds every chunk that has any of the query's terms. When
+   * those are at most {@link #FEW_MATCHES}, BM25 has told a handful of matches from everything else
+   * (an identifier, a name, a rare word), and its side weighs at least as much as the vectors' for
+   * that query. Otherwise the weights are the fusion's own: a longer list that is merely complete
+   * says more about the size of the tenant than about the query (on a small tenant most lists are
+   * complete), and giving those the equal weights cost MS MARCO's natural-language questions
+   * (BENCHMARKS.md, "Fusion: what was tried").
    */
   public <T extends Comparable<T>> List<Scored<T>> fuse(List<Scored<T>> fullText, List<Scored<T>> vector,
       int limit, int candidates) {
-    double w = fullText.size() < candidates ? Math.min(vectorWeight, 0.5) : vectorWeight;
+    boolean fewMatches = fullText.size() < candidates && fullText.size() <= FEW_MATCHES;
+    double w = fewMatches ? Math.min(vectorWeight, 0.5) : vectorWeight;
     Map<T, double[]> both = new HashMap<>();
     side(fullText, 0, 1 - w, false, both);
     side(vector, 1, w, true, both);

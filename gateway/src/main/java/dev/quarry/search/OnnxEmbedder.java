@@ -1,5 +1,8 @@
 package dev.quarry.search;
 
+import ai.djl.huggingface.tokenizers.Encoding;
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.huggingface.tokenizers.jni.CharSpan;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
@@ -16,6 +19,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,6 +36,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * passages/s, identical vectors). Queries come one at a time: a run may use two threads. Neither
  * session spin-waits: spinning threads pay off on idle cores but compete with the database and
  * everything else on a small shared machine (a query embeds in less than half the time without).
+ *
+ * <p>A long query (a pasted paragraph, a model's verbose question) is cut to {@link
+ * #QUERY_TOKENS} of the model's tokens before it is embedded: its first half and its last half, so a
+ * question at either end of a pasted passage is kept. The model's time grows faster than the text
+ * past a couple of hundred tokens (BENCHMARKS.md, "Long queries"), while BM25 still gets every word;
+ * cutting is deliberate, and cheaper than chunking the query and pooling the pieces' vectors.
  */
 public final class OnnxEmbedder implements Embedder {
   public static final String BGE_SMALL = "bge-small-en-v1.5-q";
@@ -50,12 +60,19 @@ public final class OnnxEmbedder implements Embedder {
   private static final Model MINI = new Model(MINILM, AllMiniLmL6V2QuantizedEmbeddingModel.class,
       "/all-minilm-l6-v2-q.onnx", "/all-minilm-l6-v2-q-tokenizer.json", PoolingMode.MEAN, "");
   private static final List<Model> BUNDLED = List.of(BGE, MINI);
+  /**
+   * The most tokens of a query the model runs on (the query instruction not counted); longer
+   * queries keep their first and last {@code QUERY_TOKENS / 2}.
+   */
+  public static final int QUERY_TOKENS = 256;
+
   /** The names the onnx provider accepts. */
   public static final List<String> MODELS = BUNDLED.stream().map(Model::name).toList();
 
   private final Model model;
   private final EmbeddingModel passages;
   private final EmbeddingModel queries;
+  private final HuggingFaceTokenizer tokenizer;
 
   /** The default model, {@link #DEFAULT}. */
   public OnnxEmbedder() {
@@ -73,6 +90,7 @@ public final class OnnxEmbedder implements Embedder {
     int cores = Runtime.getRuntime().availableProcessors();
     this.passages = new Runs(encoder(model, 1), passageThreads(cores));
     this.queries = new Runs(encoder(model, Math.min(2, cores)), Runnable::run);
+    this.tokenizer = tokenizer(model);
   }
 
   @Override
@@ -104,7 +122,56 @@ public final class OnnxEmbedder implements Embedder {
 
   @Override
   public float[] embedQuery(String query) {
-    return queries.embed(model.queryPrefix() + query).content().vector();
+    return queries.embed(model.queryPrefix() + withinTokens(query, QUERY_TOKENS)).content().vector();
+  }
+
+  /**
+   * The query itself when it has at most {@code budget} tokens; otherwise the whole words within its
+   * first {@code budget / 2} and its last {@code budget - budget / 2} tokens, joined by a space (a
+   * word longer than half the budget is cut at a token boundary instead).
+   */
+  String withinTokens(String query, int budget) {
+    Encoding encoding = tokenizer.encode(query, false, false);
+    CharSpan[] spans = encoding.getCharTokenSpans();
+    if (spans.length <= budget || budget < 2) {
+      return query;
+    }
+    int head = budget / 2;
+    CharSpan headSpan = spans[head - 1];
+    CharSpan tailSpan = spans[spans.length - (budget - head)];
+    if (headSpan == null || tailSpan == null || headSpan.getEnd() > tailSpan.getStart()
+        || tailSpan.getStart() > query.length()) {
+      return query; // offsets the text cannot be cut at: leave it to the encoder's own windows
+    }
+    int headEnd = headSpan.getEnd();
+    if (headEnd < query.length() && !Character.isWhitespace(query.charAt(headEnd))) {
+      int space = lastWhitespace(query, headEnd);
+      headEnd = space > 0 ? space : headEnd;
+    }
+    int tailStart = tailSpan.getStart();
+    if (tailStart > 0 && !Character.isWhitespace(query.charAt(tailStart - 1))) {
+      int space = firstWhitespace(query, tailStart);
+      tailStart = space >= 0 && space + 1 < query.length() ? space + 1 : tailStart;
+    }
+    return query.substring(0, headEnd).strip() + " " + query.substring(tailStart).strip();
+  }
+
+  private static int lastWhitespace(String s, int before) {
+    for (int i = before - 1; i >= 0; i--) {
+      if (Character.isWhitespace(s.charAt(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static int firstWhitespace(String s, int from) {
+    for (int i = from; i < s.length(); i++) {
+      if (Character.isWhitespace(s.charAt(i))) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** The bundled model and tokenizer on a session with the given threads per run. */
@@ -123,6 +190,15 @@ public final class OnnxEmbedder implements Embedder {
       throw new UncheckedIOException("cannot read the bundled " + m.name() + " model", e);
     } catch (OrtException e) {
       throw new IllegalStateException("ONNX Runtime cannot load " + m.name() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The model's own tokenizer, to count and cut a query's tokens. */
+  private static HuggingFaceTokenizer tokenizer(Model m) {
+    try (InputStream tokenizer = resource(m, m.tokenizer())) {
+      return HuggingFaceTokenizer.newInstance(tokenizer, Map.of("padding", "false", "truncation", "false"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the bundled " + m.name() + " tokenizer", e);
     }
   }
 

@@ -49,6 +49,14 @@ public final class SearchService {
    */
   static final int POSTING_BUDGET = 10_000;
 
+  /**
+   * The most distinct terms of a query that full-text scoring takes, rarest first. A short query
+   * has far fewer; a pasted paragraph has hundreds, whose commonest add little to the ranking but a
+   * posting lookup each for every pooled chunk (Lucene's MoreLikeThis, which turns a passage into a
+   * query, keeps 25). BENCHMARKS.md, "Long queries".
+   */
+  public static final int QUERY_TERMS = 64;
+
   /** How many of the rare terms' best chunks get the common terms added, per candidate wanted. */
   static final int POOL_FACTOR = 3;
 
@@ -249,6 +257,7 @@ public final class SearchService {
         case VECTOR -> tuple.addString(vectorLiteral(args.vector()));
         case SCOPE -> tuple.addValue(args.scope());
         case POSTINGS -> tuple.addInteger(postingBudget);
+        case TERMS -> tuple.addInteger(QUERY_TERMS);
         case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());

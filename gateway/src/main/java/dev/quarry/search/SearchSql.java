@@ -31,6 +31,8 @@ final class SearchSql {
   /** A statement's bind parameters, by name. */
   enum Param {
     TENANT, QUERY, VECTOR, SCOPE, POSTINGS, POOL, CANDIDATES, BUDGET,
+    /** The most distinct query terms scored: the rarest ones. */
+    TERMS,
     /** The fused ranking computed beforehand ({@link Fusion}): chunk ids, best first. */
     IDS,
     /** Their fused scores, in the same order. */
@@ -86,6 +88,8 @@ final class SearchSql {
           CROSS JOIN stats s
           JOIN term_stats d ON d.tenant_id = :tenant AND d.term = q.term
           WHERE d.df > 0
+          ORDER BY d.df, q.term
+          LIMIT :terms
         ),
         term_role AS (
           SELECT i.*,

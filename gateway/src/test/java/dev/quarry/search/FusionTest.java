@@ -79,6 +79,21 @@ class FusionTest {
   }
 
   @Test
+  @DisplayName("a complete full-text list of more than a page of matches keeps the fusion's own weights")
+  void completeButLongFullText() {
+    Fusion heavy = new Fusion(Method.MIN_MAX, 0.8, 60, 0);
+    // Every match of a small tenant: more than FEW_MATCHES chunks, fewer than the 100 asked.
+    List<Scored<String>> matches = new java.util.ArrayList<>();
+    for (int i = 0; i <= Fusion.FEW_MATCHES; i++) {
+      matches.add(new Scored<>("t" + i, 20.0 - i));
+    }
+    List<Scored<String>> near = List.of(new Scored<>("v", 0.9), new Scored<>("t0", 0.6), new Scored<>("w", 0.5));
+    // At 0.8 to the vectors v (0.8 * 1) beats t0 (0.2 * 1 + 0.8 * 0.25); at 0.5 t0 would win.
+    assertThat(ids(heavy.fuse(matches, near, 1, 100))).containsExactly("v");
+    assertThat(ids(heavy.fuse(matches.subList(0, Fusion.FEW_MATCHES), near, 1, 100))).containsExactly("t0");
+  }
+
+  @Test
   @DisplayName("a weight outside [0, 1] or a missing method is refused")
   void refused() {
     assertThatThrownBy(() -> new Fusion(Method.MIN_MAX, 1.5, 60, 0)).hasMessageContaining("[0, 1]");
