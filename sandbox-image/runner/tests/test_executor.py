@@ -199,6 +199,27 @@ class Limits(ExecutorTest):
         self.assertTrue(outcome.truncated)
         self.assertLess(len(stdout), 50_100)
 
+    def test_a_cell_that_mostly_calls_other_code_stops_at_its_wall_time(self):
+        # The timer lands in json's frames or the stand-ins' nearly every time: the cell's own next
+        # line raises the interrupt.
+        for code in ("import json\nwhile True:\n    json.dumps({'a': 'A' * 100000})",
+                     "from pathlib import Path\nwhile True:\n    for p in Path('/documents').rglob('*'):\n"
+                     "        if p.is_file():\n            p.read_text()"):
+            with self.subTest(code=code):
+                outcome, _, _ = run(self.executor, code, wall_time_ms=300)
+                self.assertEqual(outcome.status, "timeout")
+                self.assertLess(outcome.duration_ms, 1_300)
+        self.assertEqual(self.ok("1 + 1")[0].value_repr, "2")
+
+    def test_a_cell_that_mostly_prints_stops_at_its_wall_time(self):
+        # The timer lands in the runner's own output code nearly every time; the interrupt must
+        # still end the cell at once, not whenever it happens to fire inside the cell's own frame.
+        for size in (1_000, 100_000, 1_000_000):
+            with self.subTest(size=size):
+                outcome, _, _ = run(self.executor, f"while True:\n    print('A' * {size})", wall_time_ms=300)
+                self.assertEqual(outcome.status, "timeout")
+                self.assertLess(outcome.duration_ms, 1_300)
+
 
 class Builtins(ExecutorTest):
     def test_escape_hatches_are_not_defined(self):
