@@ -5,6 +5,10 @@ import dev.quarry.config.Config;
 import dev.quarry.search.QueryRules;
 import dev.quarry.search.SearchRequest;
 import dev.quarry.store.DocumentStore;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamReadException;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
@@ -83,12 +87,45 @@ final class Requests {
     if (!(value instanceof JsonObject object)) {
       throw ApiError.badRequest("malformed_json", "the request body must be a JSON object");
     }
+    String duplicate = duplicateKey(body);
+    if (duplicate != null) {
+      throw ApiError.badRequest("duplicate_field", "field '" + duplicate + "' appears twice in one object;"
+          + " which one was meant cannot be told");
+    }
     String withNul = nulAt(object, "");
     if (withNul != null) {
       throw ApiError.badRequest("nul_character", "field '" + withNul + "' contains a NUL character (\\u0000),"
           + " which no text field can hold");
     }
     return object;
+  }
+
+  /** Reads JSON tokens only, refusing an object that names a field twice. */
+  private static final JsonFactory STRICT = JsonFactory.builder()
+      .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+
+  /**
+   * The first field named twice in one object of a body already known to be valid JSON, or null.
+   * A parser keeps the last one and a proxy or a client library may keep the first, so a body
+   * like {@code {"limit": 1, "limit": 1000}} would mean different things to different readers.
+   */
+  private static String duplicateKey(Buffer body) {
+    try (JsonParser parser = STRICT.createParser(body.getBytes())) {
+      while (parser.nextToken() != null) {
+        // tokens only: the duplicate check is the parser's own
+      }
+      return null;
+    } catch (StreamReadException e) {
+      String name = null;
+      try {
+        name = e.getProcessor() instanceof JsonParser p ? p.currentName() : null;
+      } catch (java.io.IOException ignored) {
+        // the name is a nicety; the refusal stands
+      }
+      return name == null ? "?" : name;
+    } catch (java.io.IOException e) {
+      return null; // not a read failure of the body's text: Vert.x has decoded it already
+    }
   }
 
   /**

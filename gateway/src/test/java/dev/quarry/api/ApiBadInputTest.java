@@ -143,6 +143,19 @@ class ApiBadInputTest {
   }
 
   @Test
+  @DisplayName("a body naming a field twice in one object is a 400 duplicate_field naming it, at any depth")
+  void duplicateField() {
+    JsonObject top = error(postJson("/v1/search", "{\"query\": \"berths\", \"limit\": 1, \"limit\": 100}"), 400);
+    assertThat(top.getString("code")).isEqualTo("duplicate_field");
+    assertThat(top.getString("message")).contains("'limit'");
+    JsonObject nested = error(postJson("/v1/executions",
+        "{\"code\": \"print(1)\", \"limits\": {\"wall_time_ms\": 10, \"wall_time_ms\": 20}}"), 400);
+    assertThat(nested.getString("code")).isEqualTo("duplicate_field");
+    assertThat(nested.getString("message")).contains("'wall_time_ms'");
+    assertThat(postJson("/v1/search", "{\"query\": \"berths\", \"limit\": 1}").statusCode()).isEqualTo(200);
+  }
+
+  @Test
   @DisplayName("a missing, empty, blank or over-long query is a 400 naming 'query'")
   void badQuery() {
     String tooLong = "berth ".repeat(gateway.config().maxQueryChars() / 6 + 1);
