@@ -174,7 +174,7 @@ class Executor:
     def run_cell(self, code, emit, wall_time_ms=0, max_output_chars=0, preload_document_ids=()):
         """Runs one cell; emit(channel, text) receives output chunks in order. Returns a CellOutcome."""
         wall_time_ms = wall_time_ms or DEFAULT_WALL_TIME_MS
-        capture = OutputCapture(emit, max_output_chars or DEFAULT_MAX_OUTPUT_CHARS, self._raise_pending)
+        capture = OutputCapture(emit, max_output_chars or DEFAULT_MAX_OUTPUT_CHARS)
         self.current_output = capture
         started = time.monotonic()
         saved = sys.stdout, sys.stderr
@@ -305,12 +305,6 @@ class Executor:
             self._interrupted(CellCancelled)
         self._inbox.put(_END_OF_WAIT)
         signal.pthread_kill(threading.main_thread().ident, signal.SIGALRM)
-
-    def _raise_pending(self):
-        """Raises the interrupt the timer or a cancel left, if any: for the runner's own code that a
-        cell calls in a loop (its output), which the timer's handler will not raise inside."""
-        if self._interrupt is not None:
-            raise self._interrupt()
 
     def _interrupted(self, kind):
         if self._interrupt is None:

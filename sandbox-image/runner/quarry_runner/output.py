@@ -8,13 +8,8 @@ FLUSH_CHARS = 8_192
 class OutputCapture:
     """Collects stdout and stderr of one cell in order, up to a character budget shared by both."""
 
-    def __init__(self, emit, limit, check_interrupt=lambda: None):
+    def __init__(self, emit, limit):
         self._emit = emit
-        # Raises the cell's pending interrupt (its wall time is up, or it was cancelled). Called
-        # before anything here changes: a timer that fires while a cell is inside this runner code
-        # cannot raise where it lands, so a cell that mostly prints would otherwise outrun its wall
-        # time many times over (one printing 1 MB strings in a loop ran 14 s of a 2 s budget).
-        self._check_interrupt = check_interrupt
         self._limit = limit
         self._remaining = limit
         self._pending = []  # [channel, text] pieces in the order written
@@ -24,7 +19,6 @@ class OutputCapture:
         self.stderr = _Channel(self, "stderr")
 
     def write(self, channel, text):
-        self._check_interrupt()
         if self.truncated or not text:
             return
         text = _valid_utf8(text)

@@ -34,7 +34,7 @@ public final class ApiRoutes {
   /** The largest page GET /v1/documents?limit= answers. */
   static final int DOCUMENTS_PAGE_MAX = 1000;
   private static final long ADMIN_BODY_LIMIT = 16 * 1024;
-  private static final String JSON = "application/json";
+  static final String JSON = "application/json";
 
   private final Vertx vertx;
   private final Config config;

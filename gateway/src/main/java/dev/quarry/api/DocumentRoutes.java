@@ -24,7 +24,6 @@ import java.util.UUID;
  */
 record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, DocumentStore documentStore,
     Quotas quotas) {
-  private static final String JSON = "application/json";
 
   void ingest(RoutingContext ctx) {
     UUID tenant = ApiRoutes.tenant(ctx);
@@ -78,7 +77,7 @@ record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, D
       return vertx.fileSystem().readFile(upload.file().toString())
           .map(bytes -> new IngestRequest(fileName, uri, title, upload.contentType(), bytes.getBytes()));
     }
-    if (contentType.startsWith(JSON)) {
+    if (contentType.startsWith(ApiRoutes.JSON)) {
       return Future.succeededFuture(Requests.ingest(Requests.jsonObject(ctx.body().buffer())));
     }
     return Future.failedFuture(new ApiError(415, "unsupported_media_type",
