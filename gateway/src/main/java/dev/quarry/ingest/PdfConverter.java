@@ -136,6 +136,7 @@ public final class PdfConverter implements Converter {
   private List<DocItem> items(List<Page> pages, String fileName, long deadline)
       throws IngestException {
     float bodySize = bodySize(pages);
+    boolean listingsByFont = !mostlyMono(pages);
     List<List<Line>> pageLines = new ArrayList<>();
     for (Page page : pages) {
       pageLines.add(new ArrayList<>(PdfLayout.lines(page)));
@@ -160,6 +161,7 @@ public final class PdfConverter implements Converter {
       }
       lines.removeAll(headers);
       lines.removeAll(footers);
+      List<Block> listings = listingsByFont ? PdfCode.find(lines) : List.of();
       PdfLayout.joinBullets(lines);
       // Statements first: their underlines and total rules would read as a ruled table's rows.
       List<Table> tables = PdfStatements.find(lines, page.rulings());
@@ -168,6 +170,7 @@ public final class PdfConverter implements Converter {
       tables.addAll(PdfLayout.alignedTables(lines));
       List<Block> blocks = PdfLayout.blocks(lines);
       List<Unit> units = new ArrayList<>(blocks);
+      units.addAll(listings);
       units.addAll(tables);
       units.addAll(pictures);
       Map<Unit, Block> captions = attachCaptions(units, blocks);
@@ -202,6 +205,7 @@ public final class PdfConverter implements Converter {
               items.text("text", text(((Block) inner).lines()), pageNo, 0, 1);
             }
           }
+          case Block b when listings.contains(b) -> items.text("code", PdfCode.text(b), pageNo, 0, 0);
           case Block b -> {
             String label = label(b, bodySize, p == 0 && !titleSeen, page);
             if (b.box().top() >= footnotesTop - 0.5f && size(b) <= bodySize - 1
@@ -278,8 +282,9 @@ public final class PdfConverter implements Converter {
     Map<Block, Block> out = new HashMap<>();
     Block open = null;
     for (Unit u : ordered) {
-      if (!(u instanceof Block b) || PdfLayout.CAPTION.matcher(text(b.lines())).matches()) {
-        continue;
+      if (!(u instanceof Block b) || PdfLayout.CAPTION.matcher(text(b.lines())).matches()
+          || b.lines().stream().allMatch(Line::mono)) {
+        continue; // captions and listings neither continue prose nor are continued by it
       }
       String text = text(b.lines());
       if (open != null && Character.isLowerCase(text.codePointAt(0))
@@ -298,6 +303,23 @@ public final class PdfConverter implements Converter {
 
   private static Block single(Line l) {
     return new Block(List.of(l), l.box());
+  }
+
+  /**
+   * Whether the document is typed throughout in a fixed-pitch font (a typescript, a text dump):
+   * nearly all of its glyphs are. A programming text may set most of a page in its listings, so
+   * "most" is not enough.
+   */
+  private static boolean mostlyMono(List<Page> pages) {
+    long mono = 0;
+    long all = 0;
+    for (Page page : pages) {
+      for (Glyph g : page.glyphs()) {
+        mono += g.mono() ? 1 : 0;
+        all++;
+      }
+    }
+    return mono > 0.85 * all;
   }
 
   /** The most common glyph size: the body text's size, against which headings stand out. */

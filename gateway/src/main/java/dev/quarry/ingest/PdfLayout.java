@@ -28,7 +28,7 @@ final class PdfLayout {
 
   /** A run of words on one baseline, not crossing a wide horizontal gap. */
   record Line(List<Word> words, PdfRect box, float baseline, float size, boolean bold,
-      boolean italic, boolean rotated, boolean rtl) {
+      boolean italic, boolean rotated, boolean rtl, boolean mono) {
     String text() {
       StringBuilder sb = new StringBuilder();
       for (Word w : words) {
@@ -237,6 +237,7 @@ final class PdfLayout {
     float sizeSum = 0;
     int bold = 0;
     int italic = 0;
+    int mono = 0;
     float baseline = 0;
     StringBuilder all = new StringBuilder();
     Glyph last = null;
@@ -255,6 +256,7 @@ final class PdfLayout {
       sizeSum += g.size();
       bold += g.bold() ? 1 : 0;
       italic += g.italic() ? 1 : 0;
+      mono += g.mono() ? 1 : 0;
       baseline = Math.max(baseline, g.baseline());
     }
     boolean rtl = false;
@@ -283,7 +285,7 @@ final class PdfLayout {
       words = placed;
     }
     return new Line(List.copyOf(words), box, baseline, sizeSum / n, bold * 10 >= n * 9,
-        italic * 10 >= n * 9, rotated, rtl);
+        italic * 10 >= n * 9, rotated, rtl, mono * 10 >= n * 9);
   }
 
   /**
@@ -335,7 +337,8 @@ final class PdfLayout {
       }
       Glyph b = out.get(base);
       out.set(base, new Glyph(b.text() + m.text(), b.x0(), b.x1(), b.top(), b.baseline(),
-          b.size(), b.bold(), b.italic(), b.direction(), b.onPage(), b.seq(), b.spaceBefore()));
+          b.size(), b.bold(), b.italic(), b.mono(), b.direction(), b.onPage(), b.seq(),
+          b.spaceBefore()));
       gone[i] = true;
     }
     List<Glyph> kept = new ArrayList<>();
@@ -914,7 +917,7 @@ final class PdfLayout {
       List<Word> words = new ArrayList<>(b.words());
       words.addAll(next.words());
       Line joined = new Line(words, b.box().union(next.box()), next.baseline(),
-          Math.max(b.size(), next.size()), next.bold(), next.italic(), false, false);
+          Math.max(b.size(), next.size()), next.bold(), next.italic(), false, false, next.mono());
       lines.set(i, joined);
       lines.remove(next);
       i = -1; // indices moved; the joined line starts with a bullet but has text now

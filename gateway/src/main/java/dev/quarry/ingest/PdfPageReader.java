@@ -34,6 +34,11 @@ final class PdfPageReader {
   private static final Pattern ITALIC =
       Pattern.compile("italic|oblique|cmti|sfti|cmsl|sfsl|-it\\b", Pattern.CASE_INSENSITIVE);
 
+  /** Fixed-pitch font families, by name (a descriptor's fixed-pitch flag is often missing). */
+  private static final Pattern MONO = Pattern.compile(
+      "mono|courier|consol|menlo|typewriter|cmtt|sfmono|inconsolata|lucidaconsole|fixedsys",
+      Pattern.CASE_INSENSITIVE);
+
   /**
    * One glyph (or ligature) of text. Coordinates run along the text's own direction, so turned
    * text still forms lines; {@code onPage} is where the glyph sits in the page's frame, null when
@@ -41,7 +46,8 @@ final class PdfPageReader {
    * {@code spaceBefore} says that a space was drawn between this glyph and the one before.
    */
   record Glyph(String text, float x0, float x1, float top, float baseline, float size,
-      boolean bold, boolean italic, int direction, PdfRect onPage, int seq, boolean spaceBefore) {}
+      boolean bold, boolean italic, boolean mono, int direction, PdfRect onPage, int seq,
+      boolean spaceBefore) {}
 
   /** A thin horizontal or vertical line: at {@code pos} (y or x), from {@code from} to {@code to}. */
   record Ruling(boolean horizontal, float pos, float from, float to) {}
@@ -76,7 +82,7 @@ final class PdfPageReader {
         PdfRect onPage = frame.map(new PdfRect(o[0] - reach, o[1] - reach, o[0] + reach,
             o[1] + reach));
         placed.add(new Glyph(g.text(), g.x0(), g.x1(), g.top(), g.baseline(), g.size(), g.bold(),
-            g.italic(), g.direction(), onPage, g.seq(), g.spaceBefore()));
+            g.italic(), g.mono(), g.direction(), onPage, g.seq(), g.spaceBefore()));
       }
     }
     List<Ruling> rulings = new ArrayList<>(graphics.rulings.size());
@@ -180,12 +186,13 @@ final class PdfPageReader {
           || (fd != null && (fd.isForceBold() || fd.getFontWeight() >= 600));
       boolean italic = ITALIC.matcher(name.toLowerCase(Locale.ROOT)).find()
           || (fd != null && fd.isItalic());
+      boolean mono = MONO.matcher(name).find() || (fd != null && fd.isFixedPitch());
       int direction = Math.round(text.getDir()) % 360;
       // The origin in unturned page space (the matrix is already relative to the crop box).
       origins.add(new float[] {tm.getTranslateX(), pageHeight - tm.getTranslateY()});
       directions.merge(direction, 1, Integer::sum);
       glyphs.add(new Glyph(unicode, x0, x1, baseline - size * 0.75f, baseline, size, bold,
-          italic, direction, null, glyphs.size(), pendingSpace));
+          italic, mono, direction, null, glyphs.size(), pendingSpace));
       pendingSpace = false;
     }
 

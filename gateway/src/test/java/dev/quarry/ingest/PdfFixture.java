@@ -24,6 +24,7 @@ final class PdfFixture implements AutoCloseable {
   static final PDType1Font REGULAR = new PDType1Font(FontName.TIMES_ROMAN);
   static final PDType1Font BOLD = new PDType1Font(FontName.HELVETICA_BOLD);
   static final PDType1Font SANS = new PDType1Font(FontName.HELVETICA);
+  static final PDType1Font MONO = new PDType1Font(FontName.COURIER);
   static final float WIDTH = PDRectangle.LETTER.getWidth();
   static final float HEIGHT = PDRectangle.LETTER.getHeight();
 
