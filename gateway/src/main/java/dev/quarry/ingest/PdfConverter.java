@@ -6,6 +6,7 @@ import dev.quarry.ingest.PdfLayout.Block;
 import dev.quarry.ingest.PdfLayout.Line;
 import dev.quarry.ingest.PdfLayout.Picture;
 import dev.quarry.ingest.PdfLayout.Table;
+import dev.quarry.ingest.PdfLayout.Form;
 import dev.quarry.ingest.PdfLayout.Unit;
 import dev.quarry.ingest.PdfPageReader.Glyph;
 import dev.quarry.ingest.PdfPageReader.Page;
@@ -165,12 +166,14 @@ public final class PdfConverter implements Converter {
       PdfLayout.joinBullets(lines);
       // Statements first: their underlines and total rules would read as a ruled table's rows.
       List<Table> tables = PdfStatements.find(lines, page.rulings());
-      tables.addAll(PdfLayout.tables(page, lines));
+      List<Form> forms = new ArrayList<>();
+      tables.addAll(PdfLayout.tables(page, lines, forms));
       List<Picture> pictures = PdfLayout.pictures(page, lines);
       tables.addAll(PdfLayout.alignedTables(lines));
       List<Block> blocks = PdfLayout.blocks(lines);
       List<Unit> units = new ArrayList<>(blocks);
       units.addAll(listings);
+      units.addAll(forms);
       units.addAll(tables);
       units.addAll(pictures);
       Map<Unit, Block> captions = attachCaptions(units, blocks);
@@ -205,6 +208,7 @@ public final class PdfConverter implements Converter {
               items.text("text", text(((Block) inner).lines()), pageNo, 0, 1);
             }
           }
+          case Form f -> f.fields().forEach(field -> items.text("text", field, pageNo, 0, 0));
           case Block b when listings.contains(b) -> items.text("code", PdfCode.text(b), pageNo, 0, 0);
           case Block b -> {
             String label = label(b, bodySize, p == 0 && !titleSeen, page);

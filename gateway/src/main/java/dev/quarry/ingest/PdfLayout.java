@@ -47,7 +47,7 @@ final class PdfLayout {
   }
 
   /** A unit of the page in reading order. */
-  sealed interface Unit permits Block, Table, Picture {
+  sealed interface Unit permits Block, Table, Picture, Form {
     PdfRect box();
   }
 
@@ -56,6 +56,12 @@ final class PdfLayout {
   record Table(PdfRect box, List<List<String>> grid) implements Unit {}
 
   record Picture(PdfRect box, List<Line> inner) implements Unit {}
+
+  /**
+   * A ruled grid that is a form, not a table: its fields' texts (a label, and what was filled in),
+   * each field once, row by row.
+   */
+  record Form(PdfRect box, List<String> fields) implements Unit {}
 
   private PdfLayout() {}
 
@@ -405,8 +411,11 @@ final class PdfLayout {
 
   // ---- tables ----
 
-  /** Finds ruled tables and removes the lines they hold from {@code lines}. */
-  static List<Table> tables(Page page, List<Line> lines) {
+  /**
+   * Finds ruled tables and removes the lines they hold from {@code lines}; ruled grids that are
+   * forms go to {@code forms} instead.
+   */
+  static List<Table> tables(Page page, List<Line> lines, List<Form> forms) {
     List<Ruling> rulings = new ArrayList<>();
     for (Ruling r : page.rulings()) {
       if (r.to() - r.from() >= (r.horizontal() ? 10 : 5)) {
@@ -414,13 +423,101 @@ final class PdfLayout {
       }
     }
     List<Table> tables = new ArrayList<>();
-    for (List<Ruling> component : components(rulings)) {
-      Table t = table(component, page, lines);
-      if (t != null) {
-        tables.add(t);
+    for (List<Ruling> connected : components(rulings)) {
+      for (List<Ruling> component : unstacked(connected)) {
+        switch (table(component, page, lines)) {
+          case Table t -> tables.add(t);
+          case Form f -> forms.add(f);
+          case null, default -> { }
+        }
       }
     }
     return tables;
+  }
+
+  /**
+   * A component split where it is two boxes one above the other: a band that no vertical ruling
+   * crosses, with both sides of the upper box closing at its top and both sides of the lower box
+   * opening at its bottom. Stacked booktabs rules join components on purpose; boxed tables a
+   * heading apart do not make one table.
+   */
+  static List<List<Ruling>> unstacked(List<Ruling> component) {
+    List<Ruling> verticals = component.stream().filter(r -> !r.horizontal()).toList();
+    if (verticals.isEmpty()) {
+      return List.of(component);
+    }
+    float left = Float.MAX_VALUE;
+    float right = -Float.MAX_VALUE;
+    for (Ruling r : component) {
+      if (r.horizontal()) {
+        left = Math.min(left, r.from());
+        right = Math.max(right, r.to());
+      }
+    }
+    List<Float> ys = positions(component, true);
+    for (int i = 0; i + 1 < ys.size(); i++) {
+      float upper = ys.get(i);
+      float lower = ys.get(i + 1);
+      boolean crossed = false;
+      for (Ruling v : verticals) {
+        crossed |= v.from() <= upper + 2 && v.to() >= lower - 2;
+      }
+      if (!crossed && boxed(verticals, left, upper, lower) && boxed(verticals, right, upper, lower)) {
+        float cut = (upper + lower) / 2;
+        List<Ruling> above = new ArrayList<>();
+        List<Ruling> below = new ArrayList<>();
+        for (Ruling r : component) {
+          float mid = r.horizontal() ? r.pos() : (r.from() + r.to()) / 2;
+          (mid < cut ? above : below).add(r);
+        }
+        if (sameColumns(above, below, left, right)) {
+          continue; // one table drawn as two boxes: its lower part still needs the header above
+        }
+        List<List<Ruling>> out = new ArrayList<>(unstacked(above));
+        out.addAll(unstacked(below));
+        return out;
+      }
+    }
+    return List.of(component);
+  }
+
+  /** Whether two boxes divide their columns at the same places (their sides aside). */
+  private static boolean sameColumns(List<Ruling> above, List<Ruling> below, float left,
+      float right) {
+    List<Float> a = innerColumns(above, left, right);
+    List<Float> b = innerColumns(below, left, right);
+    return !a.isEmpty() && covered(a, b) && covered(b, a);
+  }
+
+  private static List<Float> innerColumns(List<Ruling> rulings, float left, float right) {
+    List<Float> xs = new ArrayList<>();
+    for (float x : positions(rulings, false)) {
+      if (x - left > 2 && right - x > 2) {
+        xs.add(x);
+      }
+    }
+    return xs;
+  }
+
+  private static boolean covered(List<Float> xs, List<Float> by) {
+    return xs.stream().allMatch(x -> by.stream().anyMatch(y -> Math.abs(x - y) <= 2));
+  }
+
+  /**
+   * Whether the side of the grid at {@code x} is closed above the band (a vertical there ends at
+   * {@code upper}) and opens again below it (one starts at {@code lower}): the sides of two boxes,
+   * not of one table with a row whose rules were left out.
+   */
+  private static boolean boxed(List<Ruling> verticals, float x, float upper, float lower) {
+    boolean ends = false;
+    boolean starts = false;
+    for (Ruling v : verticals) {
+      if (Math.abs(v.pos() - x) <= 2) {
+        ends |= Math.abs(v.to() - upper) <= 2;
+        starts |= Math.abs(v.from() - lower) <= 2;
+      }
+    }
+    return ends && starts;
   }
 
   /** Groups rulings that touch, and long horizontal rules stacked above each other (booktabs). */
@@ -471,7 +568,7 @@ final class PdfLayout {
     return false;
   }
 
-  private static Table table(List<Ruling> component, Page page, List<Line> lines) {
+  private static Unit table(List<Ruling> component, Page page, List<Line> lines) {
     List<Float> ys = positions(component, true);
     List<Float> xs = positions(component, false);
     PdfRect box = null;
@@ -520,6 +617,13 @@ final class PdfLayout {
     }
     if (ruledColumns) {
       mergeSpans(component, rowEdges, colEdges, group);
+      if (rows >= 2 && cols >= 3 && sharedColumnEdges(component, rowEdges, colEdges) < 0.5) {
+        List<String> fields = fields(cells, group, rows, cols);
+        if (fields.size() >= 2 && figures(fields) < 0.2 * fields.size()) {
+          lines.removeAll(inside);
+          return new Form(box, fields);
+        }
+      }
     }
     List<List<String>> out = new ArrayList<>();
     String[] groupText = new String[group.length];
@@ -546,6 +650,61 @@ final class PdfLayout {
     }
     lines.removeAll(inside);
     return new Table(box, out);
+  }
+
+  /**
+   * How far the grid's rows share its columns: over the inner column edges, the mean share of rows
+   * in which the edge is ruled. A table's columns run through its rows (a spanning header cell
+   * or two aside), so its edges are ruled in most rows; a form divides each row its own way, and
+   * the union of its rows' divisions is ruled in few of them.
+   */
+  private static double sharedColumnEdges(List<Ruling> rulings, List<Float> rowEdges,
+      List<Float> colEdges) {
+    int rows = rowEdges.size() - 1;
+    double sum = 0;
+    int edges = 0;
+    for (int c = 1; c + 1 < colEdges.size(); c++) {
+      int ruledRows = 0;
+      for (int r = 0; r < rows; r++) {
+        if (ruled(rulings, false, colEdges.get(c), (rowEdges.get(r) + rowEdges.get(r + 1)) / 2)) {
+          ruledRows++;
+        }
+      }
+      sum += ruledRows / (double) rows;
+      edges++;
+    }
+    return edges == 0 ? 1 : sum / edges;
+  }
+
+  private static final Pattern FIGURES = Pattern.compile("[($€£-]*[\\d.,%]*\\d[\\d.,%)]*");
+
+  /**
+   * How many of the cells are mostly figures. A form's cells hold labels (their field numbers
+   * aside), a financial table's hold amounts: one whose headers span columns every which way is
+   * still a table.
+   */
+  private static long figures(List<String> cells) {
+    return cells.stream().filter(c -> {
+      String[] tokens = c.strip().split("\\s+");
+      long n = java.util.Arrays.stream(tokens).filter(t -> FIGURES.matcher(t).matches()).count();
+      return n * 2 > tokens.length;
+    }).count();
+  }
+
+  /** A form's fields: each merged cell's words once, in the order of its first grid cell. */
+  private static List<String> fields(List<Word>[][] cells, int[] group, int rows, int cols) {
+    java.util.Map<Integer, List<Word>> byGroup = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < rows * cols; i++) {
+      byGroup.computeIfAbsent(find(group, i), g -> new ArrayList<>()).addAll(cells[i / cols][i % cols]);
+    }
+    List<String> fields = new ArrayList<>();
+    for (List<Word> words : byGroup.values()) {
+      String text = joinWords(words);
+      if (!text.isBlank()) {
+        fields.add(text);
+      }
+    }
+    return fields;
   }
 
   private static boolean innerColumnsRuled(List<Ruling> rulings, List<Float> xs, PdfRect box) {
