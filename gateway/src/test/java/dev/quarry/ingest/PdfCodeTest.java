@@ -2,10 +2,11 @@ package dev.quarry.ingest;
 
 import static dev.quarry.ingest.PdfFixture.MONO;
 import static dev.quarry.ingest.PdfFixture.REGULAR;
+import static dev.quarry.ingest.PdfFixture.labelled;
+import static dev.quarry.ingest.PdfFixture.resourceItems;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.store.DocItem;
-import java.io.InputStream;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -16,26 +17,10 @@ import org.junit.jupiter.api.Test;
  * them (a fixed-pitch table, a typescript).
  */
 class PdfCodeTest {
-  private final PdfConverter converter = new PdfConverter();
-
-  private List<DocItem> items(String resource) throws Exception {
-    try (InputStream in = PdfCodeTest.class.getResourceAsStream("/pdf/" + resource)) {
-      return converter.convert(resource, in.readAllBytes()).items();
-    }
-  }
-
-  private List<DocItem> items(PdfFixture pdf) throws Exception {
-    return converter.convert("fixture.pdf", pdf.bytes()).items();
-  }
-
-  private static List<DocItem> labelled(List<DocItem> items, String label) {
-    return items.stream().filter(i -> i.label().equals(label)).toList();
-  }
-
   @Test
   @DisplayName("Chromium: each listing is one code item with its lines, indentation and blank line")
   void chromiumListings() throws Exception {
-    List<DocItem> items = items("listings-chromium.pdf");
+    List<DocItem> items = resourceItems("listings-chromium.pdf");
     List<DocItem> code = labelled(items, "code");
     assertThat(code).hasSize(2);
     assertThat(code.get(0).text()).isEqualTo("""
@@ -68,7 +53,7 @@ class PdfCodeTest {
   @Test
   @DisplayName("groff: trailing comments stay on their own lines, and a ruled table stays a table")
   void groffListing() throws Exception {
-    List<DocItem> items = items("listing-groff.pdf");
+    List<DocItem> items = resourceItems("listing-groff.pdf");
     List<DocItem> code = labelled(items, "code");
     assertThat(code).hasSize(1);
     List<String> lines = code.get(0).text().lines().toList();
@@ -96,7 +81,7 @@ class PdfCodeTest {
         pdf.rightAligned(380, y, MONO, 10, r[2]);
         y += 13;
       }
-      List<DocItem> items = items(pdf);
+      List<DocItem> items = pdf.items();
       assertThat(labelled(items, "code")).isEmpty();
       assertThat(labelled(items, "table")).singleElement()
           .satisfies(t -> assertThat(t.text()).contains("Third", "1,502", "1,319"));
@@ -114,7 +99,7 @@ class PdfCodeTest {
       pdf.lines(72, y + 14, MONO, 11, 14,
           "It was agreed that the hall be booked for the summer fair, and that the",
           "secretary write to the council about the state of the footpath.");
-      List<DocItem> items = items(pdf);
+      List<DocItem> items = pdf.items();
       assertThat(labelled(items, "code")).isEmpty();
       assertThat(labelled(items, "text")).hasSize(2);
     }
@@ -134,7 +119,7 @@ class PdfCodeTest {
       pdf.text(90, y + 8, MONO, 10, "README");
       pdf.lines(72, y + 34, REGULAR, 11, 14,
           "Read it before you configure a second index.");
-      List<DocItem> items = items(pdf);
+      List<DocItem> items = pdf.items();
       assertThat(labelled(items, "code")).extracting(DocItem::text)
           .containsExactly("pip install --index-url=$INDEX quarry-client");
       assertThat(items).anyMatch(i -> i.text().equals("README") && !i.label().equals("code"));
@@ -155,7 +140,7 @@ class PdfCodeTest {
         pdf.text(105, y, REGULAR, 11, c);
         y += 16;
       }
-      List<DocItem> items = items(pdf);
+      List<DocItem> items = pdf.items();
       assertThat(labelled(items, "code")).isEmpty();
       assertThat(items).extracting(DocItem::text).anyMatch(t -> t.contains("annual installments over ten years"));
     }

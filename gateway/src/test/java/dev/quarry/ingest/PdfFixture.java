@@ -176,6 +176,23 @@ final class PdfFixture implements AutoCloseable {
     return out.toByteArray();
   }
 
+  /** The items the converter makes of this document. */
+  java.util.List<dev.quarry.store.DocItem> items() throws Exception {
+    return new PdfConverter().convert("fixture.pdf", bytes()).items();
+  }
+
+  /** The items the converter makes of a PDF in src/test/resources/pdf (see its README). */
+  static java.util.List<dev.quarry.store.DocItem> resourceItems(String name) throws Exception {
+    try (java.io.InputStream in = PdfFixture.class.getResourceAsStream("/pdf/" + name)) {
+      return new PdfConverter().convert(name, in.readAllBytes()).items();
+    }
+  }
+
+  static java.util.List<dev.quarry.store.DocItem> labelled(java.util.List<dev.quarry.store.DocItem> items,
+      String label) {
+    return items.stream().filter(i -> i.label().equals(label)).toList();
+  }
+
   private void closePage() throws IOException {
     if (content != null) {
       content.close();

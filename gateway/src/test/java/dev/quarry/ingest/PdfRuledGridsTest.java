@@ -1,10 +1,11 @@
 package dev.quarry.ingest;
 
 import static dev.quarry.ingest.PdfFixture.REGULAR;
+import static dev.quarry.ingest.PdfFixture.labelled;
+import static dev.quarry.ingest.PdfFixture.resourceItems;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.quarry.store.DocItem;
-import java.io.InputStream;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -14,26 +15,10 @@ import org.junit.jupiter.api.Test;
  * boxed tables stacked a heading apart; and the tables that must stay tables beside them.
  */
 class PdfRuledGridsTest {
-  private final PdfConverter converter = new PdfConverter();
-
-  private List<DocItem> items(String resource) throws Exception {
-    try (InputStream in = PdfRuledGridsTest.class.getResourceAsStream("/pdf/" + resource)) {
-      return converter.convert(resource, in.readAllBytes()).items();
-    }
-  }
-
-  private List<DocItem> items(PdfFixture pdf) throws Exception {
-    return converter.convert("fixture.pdf", pdf.bytes()).items();
-  }
-
-  private static List<DocItem> labelled(List<DocItem> items, String label) {
-    return items.stream().filter(i -> i.label().equals(label)).toList();
-  }
-
   @Test
   @DisplayName("a form of boxes (Chromium): each field once, in order, not a table repeating them")
   void form() throws Exception {
-    List<DocItem> items = items("form-chromium.pdf");
+    List<DocItem> items = resourceItems("form-chromium.pdf");
     assertThat(labelled(items, "table")).isEmpty();
     List<String> fields = items.stream().map(DocItem::text).filter(t -> t.matches("\\d+ .*")).toList();
     assertThat(fields).hasSize(21);
@@ -46,7 +31,7 @@ class PdfRuledGridsTest {
   @Test
   @DisplayName("boxed tables a heading apart (Chromium) are two tables with the heading between")
   void stackedBoxes() throws Exception {
-    List<DocItem> items = items("boxed-tables-chromium.pdf");
+    List<DocItem> items = resourceItems("boxed-tables-chromium.pdf");
     List<String> labels = items.stream().map(DocItem::label).toList();
     assertThat(labels).containsSubsequence("section_header", "table", "section_header", "table",
         "section_header", "text", "table");
@@ -74,7 +59,7 @@ class PdfRuledGridsTest {
           pdf.text(xs[c] + 4, baselines[r], REGULAR, 10, rows[r][c]);
         }
       }
-      List<DocItem> tables = labelled(items(pdf), "table");
+      List<DocItem> tables = labelled(pdf.items(), "table");
       assertThat(tables).singleElement().satisfies(t -> assertThat(t.text())
           .startsWith("| (in billions) | August | July |")
           .contains("| Shares outstanding | 2,557 | 2,630 |"));
@@ -102,7 +87,7 @@ class PdfRuledGridsTest {
           pdf.text(xs[c] + 4, 134 + 20 * r, REGULAR, 10, rows[r][c]);
         }
       }
-      List<DocItem> items = items(pdf);
+      List<DocItem> items = pdf.items();
       assertThat(labelled(items, "table")).singleElement().satisfies(t -> assertThat(t.text())
           .contains("| Reviewer | reads every change | signs the release |"));
     }
