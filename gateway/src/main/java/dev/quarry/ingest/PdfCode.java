@@ -26,6 +26,8 @@ final class PdfCode {
   private static final Pattern CODE_PUNCTUATION = Pattern.compile("[(){}\\[\\]=;<>$#/\\\\:]");
   /** Below this share of words that are figures, a fixed-pitch run is code rather than a table. */
   private static final double MOST_FIGURES = 0.4;
+  /** The most spaces one indentation or gap becomes (a wide listing has lines of 200 characters). */
+  static final int MAX_COLUMNS = 200;
 
   private PdfCode() {}
 
@@ -217,7 +219,9 @@ final class PdfCode {
     }
     Float[] sorted = widths.toArray(Float[]::new);
     Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
+    // A fixed-pitch character is about 0.6 of its size wide; far narrower is a squeezed drawing.
+    float size = listing.lines().get(0).size();
+    return Math.max(sorted[sorted.length / 2], 0.3f * size);
   }
 
   /** The smallest distance between consecutive rows: the listing's own line pitch. */
@@ -229,7 +233,11 @@ final class PdfCode {
     return pitch == Float.MAX_VALUE ? 0 : pitch;
   }
 
+  /**
+   * Spaces for a distance, at most {@link #MAX_COLUMNS}: a listing's layout is its author's, and a
+   * glyph drawn squeezed to nothing must not turn one gap into millions of spaces.
+   */
   private static int columns(float distance, float charWidth) {
-    return charWidth <= 0 ? 0 : Math.max(0, Math.round(distance / charWidth));
+    return charWidth <= 0 ? 0 : (int) Math.min(MAX_COLUMNS, Math.max(0, Math.round(distance / charWidth)));
   }
 }

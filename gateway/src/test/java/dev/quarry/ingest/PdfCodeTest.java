@@ -145,4 +145,19 @@ class PdfCodeTest {
       assertThat(items).extracting(DocItem::text).anyMatch(t -> t.contains("annual installments over ten years"));
     }
   }
+
+  @Test
+  @DisplayName("a listing drawn squeezed to nothing (Tz 0.01) stays small: gaps and indents are bounded")
+  void squeezedListing() throws Exception {
+    try (PdfFixture pdf = new PdfFixture().page()) {
+      pdf.lines(72, 80, REGULAR, 11, 14, "The body of this page is prose, so its fixed-pitch rows are a listing.");
+      for (int r = 0; r < 20; r++) {
+        pdf.squeezed(72, 110 + 12 * r, MONO, 10, 0.01f, "x=f(y);", 380, 30);
+      }
+      List<DocItem> code = labelled(pdf.items(), "code");
+      int chars = code.stream().mapToInt(i -> i.text().length()).sum();
+      // 20 rows of 30 words: at most 200 spaces a gap, not 380 pt / 0.0006 pt per character.
+      assertThat(chars).isLessThan(20 * 30 * (PdfCode.MAX_COLUMNS + 8));
+    }
+  }
 }

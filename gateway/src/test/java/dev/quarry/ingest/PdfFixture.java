@@ -176,6 +176,24 @@ final class PdfFixture implements AutoCloseable {
     return out.toByteArray();
   }
 
+  /**
+   * {@code words} copies of {@code word} on one line, {@code step} points apart, drawn with
+   * horizontal scaling {@code scale} percent (PDF's Tz): glyphs squeezed to almost no width.
+   */
+  PdfFixture squeezed(float x, float baseline, PDFont font, float size, float scale, String word,
+      float step, int words) throws IOException {
+    content.beginText();
+    content.setFont(font, size);
+    content.setHorizontalScaling(scale);
+    for (int i = 0; i < words; i++) {
+      content.setTextMatrix(Matrix.getTranslateInstance(x + i * step, HEIGHT - baseline));
+      content.showText(word);
+    }
+    content.setHorizontalScaling(100);
+    content.endText();
+    return this;
+  }
+
   /** The items the converter makes of this document. */
   java.util.List<dev.quarry.store.DocItem> items() throws Exception {
     return new PdfConverter().convert("fixture.pdf", bytes()).items();
