@@ -47,9 +47,11 @@ final class FilingStatements {
       if (!isTitle(title) || continuation(title)) {
         continue;
       }
-      // The same title again with its unit ("… of Income (In thousands)"): one statement.
+      // The same title again with its unit ("… of Income (In thousands)"), or over the next
+      // page: one statement.
       boolean repeated = i - lastTitle <= 3 && title.text().toLowerCase(Locale.ROOT)
-          .startsWith(items.get(lastTitle).text().toLowerCase(Locale.ROOT));
+          .startsWith(items.get(lastTitle).text().toLowerCase(Locale.ROOT))
+          && !tableOnItsPage(items, lastTitle, i);
       lastTitle = i;
       if (repeated) {
         continue;
@@ -62,8 +64,8 @@ final class FilingStatements {
       int firstPage = title.pageNumbers().isEmpty() ? 0 : title.pageNumbers().get(0);
       for (int j = i + 1; j < items.size(); j++) {
         DocItem item = items.get(j);
-        if (isTitle(item) && !continuation(item) && !item.text().toLowerCase(Locale.ROOT)
-            .startsWith(title.text().toLowerCase(Locale.ROOT))) {
+        if (isTitle(item) && !continuation(item) && (!item.text().toLowerCase(Locale.ROOT)
+            .startsWith(title.text().toLowerCase(Locale.ROOT)) || tableOnItsPage(items, i, j))) {
           break;
         }
         // Headings before the first table are the statement's own (the company's name, units).
@@ -83,6 +85,26 @@ final class FilingStatements {
       out.add(new Statement(title.text(), List.copyOf(pages), tables, headed, periods, multiPage));
     }
     return out;
+  }
+
+  /**
+   * Whether a table between items {@code from} and {@code at} ends on the page {@code at} starts:
+   * the same title again under a table on its own page opens a statement of its own (an earnings
+   * release's quarter and its full year, each under "Consolidated Statements of Income"), where
+   * on the next page it is the statement's continuation.
+   */
+  private static boolean tableOnItsPage(List<DocItem> items, int from, int at) {
+    List<Integer> pages = items.get(at).pageNumbers();
+    if (pages.isEmpty()) {
+      return false;
+    }
+    for (DocItem t : items.subList(from + 1, at)) {
+      if (t.label().equals("table") && !t.pageNumbers().isEmpty()
+          && t.pageNumbers().get(t.pageNumbers().size() - 1).equals(pages.get(0))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean isTitle(DocItem item) {

@@ -34,9 +34,24 @@ final class PdfContinuedTables {
     List<DocItem> out = new ArrayList<>(items);
     Set<DocItem> dropped = new HashSet<>();
     int open = -1; // the table that ended its page, in items
+    Map<Integer, Integer> into = new java.util.HashMap<>(); // a joined table's item -> its first part's
     for (int j = 0; j < items.size(); j++) {
       DocItem item = items.get(j);
       if (!item.label().equals("table")) {
+        continue;
+      }
+      int above = j > 0 && items.get(j - 1).label().equals("table")
+          ? into.getOrDefault(j - 1, j - 1) : -1;
+      if (above >= 0 && repeatsHeader(out.get(above), item, grids)) {
+        // The same header again right under a table on its page: the next block of one table
+        // (a statement of equity's periods, each opening with its own header row). The repeated
+        // header stays as the block's first row, so where one block ends is not lost.
+        List<List<String>> joined = new ArrayList<>(grids.get(out.get(above).position()));
+        joined.addAll(grids.get(item.position()));
+        replace(out, above, joined, out.get(above).pageNumbers(), grids);
+        dropped.add(item);
+        into.put(j, above);
+        open = endsPage(items, j) ? above : -1;
         continue;
       }
       DocItem first = open < 0 ? null : out.get(open);
@@ -51,11 +66,9 @@ final class PdfContinuedTables {
           joined.addAll(sameHeader ? grid.subList(1, grid.size()) : grid);
           Set<Integer> pages = new LinkedHashSet<>(first.pageNumbers());
           pages.addAll(item.pageNumbers());
-          DocItem merged = new DocItem(first.position(), first.selfRef(), "table",
-              MarkdownTable.render(joined), List.copyOf(pages), 0, first.treeDepth());
-          out.set(open, merged);
-          grids.put(first.position(), joined);
+          replace(out, open, joined, List.copyOf(pages), grids);
           dropped.add(item);
+          into.put(j, open);
           for (int r : repeats) {
             dropped.add(items.get(r));
           }
@@ -75,6 +88,32 @@ final class PdfContinuedTables {
       }
     }
     return renumbered(kept);
+  }
+
+  /** {@code out}'s table at {@code at} with the cells {@code joined} on {@code pages}. */
+  private static void replace(List<DocItem> out, int at, List<List<String>> joined,
+      List<Integer> pages, Map<Integer, List<List<String>>> grids) {
+    DocItem first = out.get(at);
+    out.set(at, new DocItem(first.position(), first.selfRef(), "table",
+        MarkdownTable.render(joined), pages, 0, first.treeDepth()));
+    grids.put(first.position(), joined);
+  }
+
+  /**
+   * Whether {@code next}, on the page where {@code table} ends, opens with {@code table}'s header
+   * row again: the same columns, a first row of text over them (not a line item's figures).
+   */
+  private static boolean repeatsHeader(DocItem table, DocItem next,
+      Map<Integer, List<List<String>>> grids) {
+    List<List<String>> a = grids.get(table.position());
+    List<List<String>> b = grids.get(next.position());
+    if (a == null || b == null || a.isEmpty() || b.size() < 2 || width(a) != width(b)
+        || next.pageNumbers().isEmpty() || next.pageNumbers().get(0) != lastPage(table)) {
+      return false;
+    }
+    List<String> header = a.get(0);
+    return header.equals(b.get(0)) && !bodyRow(header)
+        && header.subList(1, header.size()).stream().anyMatch(c -> !c.isBlank());
   }
 
   private static int width(List<List<String>> grid) {

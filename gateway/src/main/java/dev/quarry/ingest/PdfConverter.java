@@ -38,6 +38,9 @@ public final class PdfConverter implements Converter {
 
   private static final Pattern PAGE_NUMBER = Pattern.compile(
       "(?i)(page\\s*)?([\\divxlc]+|[A-Z]?\\d+[-–.]\\d+)(\\s*(of|/)\\s*\\d+)?");
+  /** A figure as a statement's cell shows it: 54, 5,480, (1,049), 12.5%, "16 $" (the next sign). */
+  private static final Pattern MARGIN_FIGURE = Pattern.compile(
+      "[$€£¥(\\s]*\\d[\\d,.]*\\)?%?\\s*[$€£¥]?");
   private static final Pattern MID_SENTENCE = Pattern.compile(".*[\\p{Ll},;\\-]$",
       Pattern.DOTALL);
   private static final Pattern BULLET_PREFIX = Pattern.compile("^[•●◦▪■□‣⁃∙·\\-–*]\\s+");
@@ -406,17 +409,18 @@ public final class PdfConverter implements Converter {
   }
 
   /**
-   * A line of a table row set high or low on the page: a bare number with another bare number on
-   * its baseline ("2022   2021   2020" over a statement's columns), or a label with two or more
-   * ("Years Ended December 31,   2022   2021"). A page number stands alone on its line, or beside
-   * words ("Annual Report   54"), never beside other numbers.
+   * A line of a table row set high or low on the page: a figure with another figure on its
+   * baseline ("2022   2021   2020" over a statement's columns, "16 $   5,480   (1,049)" of its
+   * first row), or a label or a lone currency sign with two or more ("Years Ended December 31,
+   * 2022   2021", "Balance as of June 30, 2020   $ 16   $ 5,480"). A page number stands alone on
+   * its line, or beside words ("Annual Report   54"), never beside other figures.
    */
   private static boolean numberAmongNumbers(Line l, List<Line> lines) {
-    boolean bare = marginKey(l).equals("#");
+    boolean bare = MARGIN_FIGURE.matcher(l.text().strip()).matches();
     int numbers = 0;
     for (Line o : lines) {
       if (o != l && Math.abs(o.baseline() - l.baseline()) <= Math.max(2, 0.3f * l.size())
-          && marginKey(o).equals("#")) {
+          && MARGIN_FIGURE.matcher(o.text().strip()).matches()) {
         numbers++;
       }
     }

@@ -220,7 +220,8 @@ final class PdfLayout {
 
   /**
    * A section number or "Table 1." is often set apart from its text by a wide gap that would
-   * otherwise read as a column gutter.
+   * otherwise read as a column gutter. Section numbers have parts of one or two digits: a
+   * year or a figure ("2023   December 31, 2022" over two columns) is no prefix.
    */
   private static boolean shortPrefix(List<Glyph> segment, float gap, float size) {
     if (gap > 2 * size || segment.size() > 10) {
@@ -230,7 +231,7 @@ final class PdfLayout {
     return text.split(" ").length <= 2
         && (text.matches("(?i)figure|fig\\.|table|tab\\.") || BULLET.matcher(text).matches()
             || text.matches("\\(?([a-zA-Z]|\\d{1,3})[.)]")
-            || text.matches("[\\dIVXivx]+(\\.[\\dIVXivx]+)*\\.?")
+            || text.matches("(\\d{1,2}|[IVXivx]{1,5})(\\.(\\d{1,2}|[IVXivx]{1,5}))*\\.?")
             || CAPTION.matcher(text + " x").matches());
   }
 

@@ -22,6 +22,8 @@ final class PdfStatements {
       "[(\\[]?[-−–]?[$€£¥]?[(]?\\d[\\d,]*(\\.\\d+)?[)]?%?[)\\]]?|[—–−-]{1,3}|n/?[ma]");
   private static final Pattern SIGN = Pattern.compile("[$€£¥]|US\\$");
   private static final Pattern CLOSER = Pattern.compile("[)%]+|\\)%");
+  /** A footnote's marker after a figure: "2.04 (c)". */
+  private static final Pattern MARKER = Pattern.compile("\\([a-z]{1,2}\\)");
   private static final Pattern YEAR = Pattern.compile("(19|20)\\d\\d");
 
   private PdfStatements() {}
@@ -260,8 +262,10 @@ final class PdfStatements {
       labels++;
     }
     int top = from - labels;
+    Body body = body(rows.subList(from, to), left);
     while (top > 0 && from - labels - top < 6 && headerAbove(rows, top, left, size)
-        && headerLike(rows.get(top - 1), left, size)) {
+        && headerLike(rows.get(top - 1), left, size, body)
+        && (top == from - labels || headerLines(rows.get(top - 1), rows.get(top)))) {
       top--;
     }
     if (top == from - labels) {
@@ -285,10 +289,15 @@ final class PdfStatements {
             .filter(l -> l.box().x1() > left + 0.5f * size).toList();
         for (Line l : rows.get(r).lines()) {
           used.add(l);
-          // A line alone on its row, centred over the columns, heads them all ("Years Ended").
+          // A line alone on its row, centred over the columns, heads them all ("Years Ended"),
+          // unless it is the first word of one column's own header, stacked over the next
+          // ("Accumulated" over "Other" over "Comprehensive Income") where the row below heads
+          // only some of the columns.
           boolean spansAll = columns.size() >= 2 && overColumns.size() == 1
               && overColumns.get(0) == l
-              && Math.abs(l.box().centerX() - groupCentre) <= 0.15f * groupWidth;
+              && Math.abs(l.box().centerX() - groupCentre) <= 0.15f * groupWidth
+              && !(stacked(l, rows.subList(r + 1, headerEnd))
+                  && !headsEvery(rows.get(r + 1), columns, size));
           List<Integer> targets = spansAll ? java.util.stream.IntStream.rangeClosed(1,
               columns.size()).boxed().toList() : headerColumns(l, columns, left, size);
           for (int c : targets) {
@@ -318,7 +327,7 @@ final class PdfStatements {
       }
       boolean bodyAbove = !grid.isEmpty() && grid.size() > (top < from ? 1 : 0);
       boolean continues = !label.isEmpty() && bodyAbove
-          && (Character.isLowerCase(label.codePointAt(0))
+          && (startsLowerCase(label)
               || !hasFigures.get(hasFigures.size() - 1)
                   && runsOn(grid.get(grid.size() - 1).get(0)));
       if (continues && !row.figures()) {
@@ -345,6 +354,18 @@ final class PdfStatements {
   }
 
   /**
+   * Whether a label starts in lower case, past an opening bracket: the rest of the line above
+   * ("(loss), net of taxes" under "Other comprehensive income").
+   */
+  private static boolean startsLowerCase(String label) {
+    int i = 0;
+    while (i < label.length() && "([\"“‘'".indexOf(label.charAt(i)) >= 0) {
+      i++;
+    }
+    return i < label.length() && Character.isLowerCase(label.codePointAt(i));
+  }
+
+  /**
    * A label cut mid-phrase: a bracket left open, a comma, semicolon or hyphen at its end, or a word
    * that cannot end a phrase ("and", "of", "net").
    */
@@ -358,6 +379,15 @@ final class PdfStatements {
         || label.matches("(?is).*\\b(and|or|of|the|in|for|to|from|with|by|on|net|less)$");
   }
 
+  /**
+   * Whether {@code above} is one more line of the header whose row {@code below} is: the lines of
+   * a column's header follow each other at about a line's pitch, while a title or a note over the
+   * table stands a blank line or more above it.
+   */
+  private static boolean headerLines(Row above, Row below) {
+    return below.baseline() - above.baseline() <= 2f * Math.min(above.size(), below.size());
+  }
+
   /** Whether the row above {@code at} is close enough to belong to the same table. */
   private static boolean headerAbove(List<Row> rows, int at, float left, float size) {
     Row above = rows.get(at - 1);
@@ -366,16 +396,46 @@ final class PdfStatements {
   }
 
   /**
-   * A header row: text over the columns (periods, dates, units), no line item with figures, and
-   * no line running from the label area across the columns (a title or a sentence).
+   * What a table's body rows share, against which a row above them is judged: where their labels
+   * end (the longest label that stays left of the figures) and the size they are set in (the
+   * median of the rows').
    */
-  private static boolean headerLike(Row row, float left, float size) {
+  private record Body(float labelRight, float size) {}
+
+  private static Body body(List<Row> rows, float left) {
+    float labelRight = 0;
+    List<Float> sizes = new ArrayList<>();
+    for (Row r : rows) {
+      float end = r.labelX1();
+      if (end <= left) {
+        labelRight = Math.max(labelRight, end);
+      }
+      sizes.add(r.size());
+    }
+    sizes.sort(null);
+    return new Body(labelRight, sizes.get(sizes.size() / 2));
+  }
+
+  /**
+   * A header row: text over the columns (periods, dates, units), no line item with figures, no
+   * line running from the label area across the columns (a title or a sentence), and not set
+   * larger than the table's rows (a statement's title centred over a wide table lies over its
+   * columns too). A column's header may be wider than its figures and reach into the gap between
+   * the labels and the figures ("Shares" over "601"): only a line that starts where labels stand
+   * runs across.
+   */
+  private static boolean headerLike(Row row, float left, float size, Body body) {
     if (row.x1() <= left - size || row.figures() && !row.yearsOnly()) {
       return false;
     }
+    if (row.size() > 1.15f * body.size() && row.size() >= body.size() + 1.5f) {
+      return false;
+    }
+    float labelArea = body.labelRight() > 0 ? Math.min(left - 2 * size, body.labelRight())
+        : left - 2 * size;
     int labelWords = 0;
     for (Line l : row.lines()) {
-      if (l.box().x0() < left - 2 * size && l.box().x1() > left || l.words().size() > 12) {
+      if (l.box().x0() < labelArea && l.box().x1() > left || l.words().size() > 12) {
         return false;
       }
       if (l.box().x1() <= left) {
@@ -383,6 +443,35 @@ final class PdfStatements {
       }
     }
     return labelWords <= 8;
+  }
+
+  /**
+   * Whether a header line below {@code l}, in {@code below}, is centred under it and at least
+   * about as wide: the two are lines of one column's header, where a heading over several
+   * columns is wider than what stands under it.
+   */
+  private static boolean stacked(Line l, List<Row> below) {
+    float width = l.box().x1() - l.box().x0();
+    for (Row r : below) {
+      for (Line o : r.lines()) {
+        if (Math.abs(o.box().centerX() - l.box().centerX()) <= 0.1f * width + 1
+            && o.box().x1() - o.box().x0() >= 0.8f * width) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Whether {@code row} has a line over each of the columns. */
+  private static boolean headsEvery(Row row, List<float[]> columns, float size) {
+    for (float[] c : columns) {
+      if (row.lines().stream().noneMatch(l -> l.box().x1() > c[0] - size
+          && l.box().x0() < c[1] + size)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void append(StringBuilder sb, String text) {
@@ -485,13 +574,26 @@ final class PdfStatements {
     }
     List<Row> rows = new ArrayList<>();
     for (List<Line> g : groups) {
+      // The row's baseline is its first line's, the one the others were gathered to, not
+      // whichever lies leftmost (a label set a point lower than its figures).
+      float baseline = g.get(0).baseline();
       g.sort(Comparator.comparingDouble(l -> l.box().x0()));
-      rows.add(row(g));
+      rows.add(row(g, baseline));
     }
     return rows;
   }
 
-  private static Row row(List<Line> lines) {
+  /** Whether the marker {@code words[at]} follows a figure closely: "2.04 (c)". */
+  private static boolean markerOfFigure(List<Word> words, int at, float size) {
+    if (at == 0) {
+      return false;
+    }
+    Word before = words.get(at - 1);
+    return (FIGURE.matcher(before.text()).matches() || CLOSER.matcher(before.text()).matches())
+        && words.get(at).box().x0() - before.box().x1() <= 0.6f * size;
+  }
+
+  private static Row row(List<Line> lines, float baseline) {
     List<Word> words = new ArrayList<>();
     float size = 0;
     for (Line l : lines) {
@@ -499,11 +601,13 @@ final class PdfStatements {
       size = Math.max(size, l.size());
     }
     words.sort(Comparator.comparingDouble(w -> w.box().x0()));
-    // The figure tail: figures, currency signs and closing brackets from the right end.
+    // The figure tail: figures, currency signs, closing brackets, and footnote markers set just
+    // after a figure, from the right end.
     int start = words.size();
     while (start > 0) {
       String t = words.get(start - 1).text();
-      if (FIGURE.matcher(t).matches() || SIGN.matcher(t).matches() || CLOSER.matcher(t).matches()) {
+      if (FIGURE.matcher(t).matches() || SIGN.matcher(t).matches() || CLOSER.matcher(t).matches()
+          || MARKER.matcher(t).matches() && markerOfFigure(words, start - 1, size)) {
         start--;
       } else {
         break;
@@ -523,8 +627,9 @@ final class PdfStatements {
       Word w = words.get(i);
       String t = w.text();
       boolean closer = CLOSER.matcher(t).matches() && !text.isEmpty();
+      boolean marker = MARKER.matcher(t).matches() && digits;
       // A currency sign stands at its column's left edge, far from the figure it belongs to.
-      boolean newCell = !text.isEmpty() && !closer && digits;
+      boolean newCell = !text.isEmpty() && !closer && !marker && digits;
       if (newCell) {
         cells.add(new Cell(text.toString(), x0, x1));
         text.setLength(0);
@@ -546,7 +651,6 @@ final class PdfStatements {
         start = words.size(); // a lone sign with no figure: not a cell
       }
     }
-    return new Row(lines, List.copyOf(words.subList(0, start)), cells, lines.get(0).baseline(),
-        size);
+    return new Row(lines, List.copyOf(words.subList(0, start)), cells, baseline, size);
   }
 }
