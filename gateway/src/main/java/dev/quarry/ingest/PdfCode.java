@@ -5,8 +5,12 @@ import dev.quarry.ingest.PdfLayout.Line;
 import dev.quarry.ingest.PdfLayout.Word;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -21,8 +25,6 @@ import java.util.regex.Pattern;
  * punctuation, so a heading or a file name set in a fixed-pitch font stays what it was.
  */
 final class PdfCode {
-  /** Figures, with what goes with them in a statement: a run mostly made of these is a table. */
-  private static final Pattern FIGURE = Pattern.compile("[($€£-]*[\\d.,%]*\\d[\\d.,%)]*");
   private static final Pattern CODE_PUNCTUATION = Pattern.compile("[(){}\\[\\]=;<>$#/\\\\:]");
   /** Below this share of words that are figures, a fixed-pitch run is code rather than a table. */
   private static final double MOST_FIGURES = 0.4;
@@ -45,7 +47,8 @@ final class PdfCode {
     if (mono.isEmpty()) {
       return List.of();
     }
-    List<Line> rows = rows(mono);
+    Map<Line, List<Line>> sources = new IdentityHashMap<>();
+    List<Line> rows = rows(mono, sources);
     List<Block> listings = new ArrayList<>();
     List<Line> run = new ArrayList<>();
     for (Line row : rows) {
@@ -56,11 +59,13 @@ final class PdfCode {
       run.add(row);
     }
     take(run, listings);
+    Set<Line> taken = Collections.newSetFromMap(new IdentityHashMap<>());
     for (Block b : listings) {
       for (Line row : b.lines()) {
-        lines.removeIf(l -> l.mono() && !l.rotated() && sameRow(l, row) && overlaps(l.box(), row.box()));
+        taken.addAll(sources.get(row));
       }
     }
+    lines.removeIf(taken::contains);
     return listings;
   }
 
@@ -116,7 +121,7 @@ final class PdfCode {
     for (Line row : run) {
       for (Word w : row.words()) {
         words++;
-        figures += FIGURE.matcher(w.text()).matches() ? 1 : 0;
+        figures += PdfLayout.FIGURE.matcher(w.text()).matches() ? 1 : 0;
       }
     }
     if (words == 0 || figures >= MOST_FIGURES * words) {
@@ -159,8 +164,11 @@ final class PdfCode {
     return true;
   }
 
-  /** Fixed-pitch lines merged by baseline: a row split at wide gaps is one row of a listing. */
-  private static List<Line> rows(List<Line> mono) {
+  /**
+   * Fixed-pitch lines merged by baseline: a row split at wide gaps is one row of a listing. Each
+   * row's lines go to {@code sources}, so that a listing takes exactly the lines it is made of.
+   */
+  private static List<Line> rows(List<Line> mono, Map<Line, List<Line>> sources) {
     List<Line> sorted = new ArrayList<>(mono);
     sorted.sort(Comparator.comparingDouble(Line::baseline).thenComparingDouble(l -> l.box().x0()));
     List<List<Line>> groups = new ArrayList<>();
@@ -183,8 +191,10 @@ final class PdfCode {
         box = box == null ? l.box() : box.union(l.box());
         size = Math.max(size, l.size());
       }
-      rows.add(new Line(List.copyOf(words), box, g.get(0).baseline(), size, false, false, false,
-          false, true));
+      Line row = new Line(List.copyOf(words), box, g.get(0).baseline(), size, false, false, false,
+          false, true);
+      rows.add(row);
+      sources.put(row, g);
     }
     return rows;
   }
@@ -197,10 +207,6 @@ final class PdfCode {
 
   private static boolean sameRow(Line a, Line b) {
     return Math.abs(a.baseline() - b.baseline()) <= 0.3f * Math.max(a.size(), b.size());
-  }
-
-  private static boolean overlaps(PdfRect a, PdfRect b) {
-    return a.x1() > b.x0() - 0.5f && a.x0() < b.x1() + 0.5f;
   }
 
   /** The font's character width: the median over the listing's words of width per character. */

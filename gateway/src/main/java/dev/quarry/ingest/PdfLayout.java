@@ -677,7 +677,8 @@ final class PdfLayout {
     return edges == 0 ? 1 : sum / edges;
   }
 
-  private static final Pattern FIGURES = Pattern.compile("[($€£-]*[\\d.,%]*\\d[\\d.,%)]*");
+  /** A figure as a cell or a word shows it: 54, 5,480, (1,049), -3.2, 12.5%, $40. */
+  static final Pattern FIGURE = Pattern.compile("[($€£-]*[\\d.,%]*\\d[\\d.,%)]*");
 
   /**
    * How many of the cells are mostly figures. A form's cells hold labels (their field numbers
@@ -687,7 +688,7 @@ final class PdfLayout {
   private static long figures(List<String> cells) {
     return cells.stream().filter(c -> {
       String[] tokens = c.strip().split("\\s+");
-      long n = java.util.Arrays.stream(tokens).filter(t -> FIGURES.matcher(t).matches()).count();
+      long n = java.util.Arrays.stream(tokens).filter(t -> FIGURE.matcher(t).matches()).count();
       return n * 2 > tokens.length;
     }).count();
   }
