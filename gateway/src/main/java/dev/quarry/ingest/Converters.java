@@ -53,7 +53,7 @@ public final class Converters {
   /** Sniffs the type, then converts. Blocking: call it on a worker thread. */
   public ConvertedDocument convert(String fileName, String contentType, byte[] bytes)
       throws IngestException {
-    return converter(detect(fileName, contentType, bytes)).convert(fileName, bytes);
+    return convertGuarded(detect(fileName, contentType, bytes), fileName, bytes);
   }
 
   /**
@@ -62,7 +62,29 @@ public final class Converters {
    */
   public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes)
       throws IngestException {
-    return TextHygiene.apply(fileName, converter(type).convert(fileName, bytes));
+    TextHygiene.Result clean = TextHygiene.apply(fileName, convertGuarded(type, fileName, bytes));
+    ConvertedDocument bounded = ItemBounds.apply(clean.document());
+    return bounded == clean.document() ? clean : new TextHygiene.Result(bounded,
+        clean.undecodableChars(), clean.droppedItems(), clean.undecodableByPage());
+  }
+
+  /**
+   * The converter's work, with the errors a hostile or freak source can drive a parser into (a
+   * nesting deep enough to overflow the stack, an allocation past the heap) turned into the
+   * refusal they are, so that they reach the client as a 4xx naming the file and never as a 500.
+   * What the conversion allocated is unreachable once its stack has unwound.
+   */
+  private ConvertedDocument convertGuarded(SourceType type, String fileName, byte[] bytes)
+      throws IngestException {
+    try {
+      return converter(type).convert(fileName, bytes);
+    } catch (StackOverflowError e) {
+      throw new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be read as "
+          + type.wireName(), e);
+    } catch (OutOfMemoryError e) {
+      throw new IngestException(Reason.TOO_LARGE, fileName, "needs more memory to convert (as "
+          + type.wireName() + ") than the gateway has for one document", e);
+    }
   }
 
   public Converter converter(SourceType type) {

@@ -197,6 +197,39 @@ class ConvertersTest {
     }
   }
 
+  @Test
+  @DisplayName("a converter driven into a stack overflow or out of memory is a refusal naming the file, not an error")
+  void parserErrorsAreRefusals() {
+    java.util.Map<SourceType, Converter> throwing = new java.util.EnumMap<>(SourceType.class);
+    for (SourceType t : SourceType.values()) {
+      throwing.put(t, (name, bytes) -> {
+        if (bytes[0] == 's') {
+          throw new StackOverflowError();
+        }
+        throw new OutOfMemoryError("Java heap space");
+      });
+    }
+    Converters broken = new Converters(1024, throwing);
+    expect(() -> broken.convertClean(SourceType.TEXT, "deep.txt", utf8("s")), Reason.MALFORMED, "deep.txt",
+        "nested too deeply");
+    expect(() -> broken.convert("big.txt", null, utf8("m")), Reason.TOO_LARGE, "big.txt", "more memory");
+  }
+
+  @Test
+  @DisplayName("what ingestion stores has no item over the bound: a text file without blank lines comes as pieces")
+  void storedItemsAreBounded() throws Exception {
+    StringBuilder log = new StringBuilder();
+    for (int i = 0; log.length() < 2 * ItemBounds.MAX_ITEM_CHARS + 5000; i++) {
+      log.append("2026-12-03T10:00:").append(i).append(" worker ").append(i % 7).append(" finished job\n");
+    }
+    ConvertedDocument doc = converters.convertClean(SourceType.TEXT, "app.log", utf8(log.toString())).document();
+    assertThat(doc.items()).hasSizeGreaterThanOrEqualTo(3)
+        .allSatisfy(it -> assertThat(it.text().length()).isLessThanOrEqualTo(ItemBounds.MAX_ITEM_CHARS));
+    assertThat(doc.items()).extracting(it -> it.selfRef()).containsOnly(doc.items().get(0).selfRef());
+    assertThat(String.join("\n", doc.items().stream().map(it -> it.text()).toList()))
+        .isEqualTo(log.toString().strip());
+  }
+
   static void expect(ThrowingCallable call, Reason reason, String fileName, String detail) {
     assertThatThrownBy(call)
         .isInstanceOfSatisfying(IngestException.class, e -> {
