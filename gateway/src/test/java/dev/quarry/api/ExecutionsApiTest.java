@@ -83,12 +83,7 @@ class ExecutionsApiTest {
   static void assertNothingLeft() throws Exception {
     assertThat(docker.listContainersCmd().withShowAll(true)
         .withLabelFilter(Map.of(ContainerLauncher.LABEL_GATEWAY, settings.gatewayId())).exec()).isEmpty();
-    Path dir = settings.runRoot().resolve(settings.gatewayId());
-    if (Files.isDirectory(dir)) {
-      try (Stream<Path> s = Files.list(dir)) {
-        assertThat(s.toList()).as("run directories").isEmpty();
-      }
-    }
+    assertThat(runDirectories()).as("run directories").isEmpty();
   }
 
   static JsonObject execute(JsonObject body) {
@@ -374,12 +369,24 @@ class ExecutionsApiTest {
       assertThat(containers()).hasSize(1);
       request.connection().close().await();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (!containers().isEmpty() && System.nanoTime() < deadline) {
+      // The container goes first, then its run directory: wait for both (nothingLeft checks them).
+      while ((!containers().isEmpty() || !runDirectories().isEmpty()) && System.nanoTime() < deadline) {
         Thread.onSpinWait();
       }
       assertThat(containers()).isEmpty();
+      assertThat(runDirectories()).isEmpty();
     } finally {
       http.close().await();
+    }
+  }
+
+  static List<Path> runDirectories() throws java.io.IOException {
+    Path dir = settings.runRoot().resolve(settings.gatewayId());
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.toList();
     }
   }
 
