@@ -59,17 +59,37 @@ public record Chunk(
    * ({@link FilingIdentity#textBeyond(String)}).
    */
   public static String context(String title, String uri, FilingIdentity identity) {
-    String named = context(title, uri);
+    String named = context(cut(title, CONTEXT_TITLE_CHARS), uri);
     String who = identity == null ? "" : identity.textBeyond(named);
-    if (who.isEmpty()) {
-      return named;
-    }
-    return named.isEmpty() ? who : named + " | " + who;
+    String context = who.isEmpty() ? named : named.isEmpty() ? who : named + " | " + who;
+    return cut(context, CONTEXT_CHARS);
   }
+
+  /**
+   * How much of a title goes into its chunks' context: a real title fits whole, and a chunk's own
+   * words keep their place in the model's 512-token window whatever title a document is given.
+   */
+  static final int CONTEXT_TITLE_CHARS = 300;
+
+  /** The most a chunk's context (title, file name, a filing's identity) takes in all. */
+  static final int CONTEXT_CHARS = 600;
 
   /** The text the model embeds for a chunk: its document's context, then its own content. */
   public static String embeddedText(String context, String content) {
     return context == null || context.isBlank() ? content : context + "\n\n" + content;
+  }
+
+  /** {@code text} within {@code max} characters, cut at the last space before it if there is one. */
+  public static String cut(String text, int max) {
+    if (text == null || text.length() <= max) {
+      return text;
+    }
+    int end = max - 1;
+    if (Character.isLowSurrogate(text.charAt(end))) {
+      end--;
+    }
+    int space = text.lastIndexOf(' ', end);
+    return (space > max / 2 ? text.substring(0, space) : text.substring(0, end)).strip() + "…";
   }
 
   public Chunk {

@@ -16,7 +16,9 @@ public final class IngestException extends Exception {
     INVALID_ENCODING,
     MALFORMED,
     /** The source has content, but none of it is text (pictures only, undecodable text). */
-    NO_TEXT_EXTRACTED
+    NO_TEXT_EXTRACTED,
+    /** A field sent with the source (its uri, its title) is longer than Quarry keeps. */
+    FIELD_TOO_LONG
   }
 
   private final Reason reason;

@@ -22,6 +22,7 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -108,6 +109,12 @@ public final class IngestService {
     String fileName = fileName(request);
     String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
     byte[] bytes = request.bytes();
+    try {
+      checkLength(fileName, "uri", uri, MAX_URI_CHARS);
+      checkLength(fileName, "title", request.title(), MAX_TITLE_CHARS);
+    } catch (IngestException e) {
+      return Future.failedFuture(e);
+    }
     return vertx.executeBlocking(() -> {
           SourceType type = converters.detect(fileName, request.contentType(), bytes);
           return new Sniffed(type, sha256(bytes));
@@ -147,7 +154,7 @@ public final class IngestService {
       List<Chunk> chunks = Chunker.chunk(items, toc);
       long t1 = System.nanoTime();
       progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
-      String title = firstNonBlank(request.title(), doc.title(), fileName);
+      String title = Chunk.cut(firstNonBlank(request.title(), doc.title(), fileName), MAX_TITLE_CHARS);
       String context = Chunk.context(title, uri, FilingIdentity.find(items).orElse(null));
       List<String> vectors = embed(chunks, context, progress);
       long t2 = System.nanoTime();
@@ -378,6 +385,29 @@ public final class IngestService {
       return last.isBlank() ? u : last;
     }
     return "upload";
+  }
+
+  /**
+   * The longest {@code uri} kept, in characters and in UTF-8 bytes: a web address or a path, with
+   * room to spare; it is unique per tenant under a B-tree index, whose rows PostgreSQL caps at
+   * 2,704 bytes.
+   */
+  public static final int MAX_URI_CHARS = 2_048;
+
+  /** The longest title kept: one a client sends is refused beyond it, a converter's is cut. */
+  public static final int MAX_TITLE_CHARS = 1_000;
+
+  private static void checkLength(String fileName, String field, String value, int max)
+      throws IngestException {
+    if (value == null) {
+      return;
+    }
+    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+    if (value.length() > max || bytes > max) {
+      throw new IngestException(IngestException.Reason.FIELD_TOO_LONG, Chunk.cut(fileName, 100),
+          "field '" + field + "' is " + value.length() + " characters (" + bytes
+              + " bytes in UTF-8); the limit is " + max);
+    }
   }
 
   private static String firstNonBlank(String... values) {

@@ -10,6 +10,7 @@ import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.multipart.MultipartForm;
 import java.util.List;
 import java.util.stream.Stream;
+import dev.quarry.ingest.IngestService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
@@ -94,6 +95,26 @@ class ApiBadInputTest {
   void ingestWithoutContent() {
     JsonObject error = error(postJson("/v1/documents", "{\"title\": \"x\"}"), 400);
     assertThat(error.getString("message")).contains("'content'");
+  }
+
+  @Test
+  @DisplayName("a uri or title longer than Quarry keeps is a 400 field_too_long naming the field, in JSON and multipart")
+  void overlongUriAndTitle() {
+    String longUri = "https://example.org/" + "x".repeat(IngestService.MAX_URI_CHARS);
+    JsonObject error = error(gateway.client().post("/v1/documents").sendJsonObject(new JsonObject()
+        .put("uri", longUri).put("content", "# A\n\nText.\n")).await(), 400);
+    assertThat(error.getString("code")).isEqualTo("field_too_long");
+    assertThat(error.getString("message")).contains("'uri'").contains(String.valueOf(IngestService.MAX_URI_CHARS));
+    // Within the limit in characters, over it in bytes: what the unique index on uri would refuse.
+    String wide = "\u00e9".repeat(IngestService.MAX_URI_CHARS / 2 + 10);
+    assertThat(error(gateway.client().post("/v1/documents").sendJsonObject(new JsonObject()
+        .put("uri", wide).put("content", "# A\n\nText.\n")).await(), 400).getString("code")).isEqualTo("field_too_long");
+    MultipartForm form = MultipartForm.create()
+        .attribute("title", "t".repeat(IngestService.MAX_TITLE_CHARS + 1))
+        .binaryFileUpload("file", "a.md", io.vertx.core.buffer.Buffer.buffer("# A\n\nText.\n"), "text/markdown");
+    JsonObject titled = error(gateway.client().post("/v1/documents").sendMultipartForm(form).await(), 400);
+    assertThat(titled.getString("code")).isEqualTo("field_too_long");
+    assertThat(titled.getString("message")).contains("'title'");
   }
 
   @Test

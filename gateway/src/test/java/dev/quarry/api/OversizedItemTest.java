@@ -24,6 +24,19 @@ class OversizedItemTest {
   private final TestGateway gateway = TestGateway.started();
 
   @Test
+  @DisplayName("a converter's enormous title is kept cut to the title bound, at a word")
+  void boundedTitle() {
+    String heading = "Harbour timetable revision ".repeat(400).strip();
+    HttpResponse<Buffer> created = gateway.client().post("/v1/documents").sendJsonObject(new JsonObject()
+        .put("uri", "timetable.md").put("content_type", "text/markdown")
+        .put("content", "# " + heading + "\n\nThe ferry leaves at nine.\n")).await();
+    assertThat(created.statusCode()).as(created.bodyAsString()).isEqualTo(201);
+    String title = created.bodyAsJsonObject().getString("title");
+    assertThat(title.length()).isLessThanOrEqualTo(dev.quarry.ingest.IngestService.MAX_TITLE_CHARS);
+    assertThat(title).startsWith("Harbour timetable revision").endsWith("revision…");
+  }
+
+  @Test
   @DisplayName("its items are within the bound and read back whole; searching it answers with a bounded context")
   void boundedItems() {
     StringBuilder text = new StringBuilder();
