@@ -45,6 +45,28 @@ public final class Chunker {
     return out;
   }
 
+  /** The most of one heading that a chunk's heading path carries; a real heading fits whole. */
+  static final int MAX_HEADING_CHARS = 200;
+
+  /** The most a heading path takes in all, its " > " separators included. */
+  static final int MAX_PATH_CHARS = 600;
+
+  /**
+   * A section's heading path as its chunks carry it (their {@code headings}, and the start of their
+   * content): each heading cut to {@link #MAX_HEADING_CHARS} at a word, and the outermost headings
+   * left out while the path is longer than {@link #MAX_PATH_CHARS}. Real paths are unchanged;
+   * without the bound, a document of nested headings of 100,000 characters each put all of them
+   * in every chunk of the innermost section.
+   */
+  static List<String> boundedPath(List<String> headings) {
+    List<String> cut = headings.stream().map(h -> Chunk.cut(h, MAX_HEADING_CHARS)).toList();
+    int from = 0;
+    while (from < cut.size() - 1 && String.join(" > ", cut.subList(from, cut.size())).length() > MAX_PATH_CHARS) {
+      from++;
+    }
+    return cut.subList(from, cut.size());
+  }
+
   private static boolean skipped(DocItem item) {
     return item.label().equals("page_header") || item.label().equals("page_footer")
         || item.text().isBlank();
@@ -63,6 +85,7 @@ public final class Chunker {
 
     Section(List<DocItem> items, List<String> headings, List<Chunk> out) {
       this.items = items;
+      headings = boundedPath(headings);
       this.headings = headings;
       this.prefix = headings.isEmpty() ? "" : String.join(" > ", headings) + SEPARATOR;
       this.out = out;

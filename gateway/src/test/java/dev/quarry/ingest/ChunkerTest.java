@@ -28,6 +28,23 @@ class ChunkerTest {
   }
 
   @Test
+  @DisplayName("a heading path is bounded: each heading cut at a word, the outermost left out while the path is too long")
+  void boundedHeadingPath() {
+    String huge = "ferry timetable ".repeat(3_000).strip();
+    List<DocItem> items = items("h1:" + huge, "h2:" + huge, "h3:" + huge, "h4:Fares", "the quarterly fare table");
+    Chunk chunk = chunk(items).getLast();
+    assertThat(chunk.headings()).hasSizeBetween(2, 3).last().isEqualTo("Fares");
+    assertThat(String.join(" > ", chunk.headings()).length()).isLessThanOrEqualTo(Chunker.MAX_PATH_CHARS);
+    assertThat(chunk.headings()).allSatisfy(h -> assertThat(h.length()).isLessThanOrEqualTo(Chunker.MAX_HEADING_CHARS));
+    assertThat(chunk.headings().getFirst()).startsWith("ferry timetable").endsWith("…");
+    assertThat(chunk.content()).endsWith("Fares\n\nthe quarterly fare table")
+        .hasSizeLessThanOrEqualTo(Chunker.MAX_PATH_CHARS + 2 + "the quarterly fare table".length());
+    // A real path is the same as before.
+    assertThat(Chunker.boundedPath(List.of("PART II", "Item 7. Management's Discussion", "Liquidity")))
+        .containsExactly("PART II", "Item 7. Management's Discussion", "Liquidity");
+  }
+
+  @Test
   @DisplayName("no chunk crosses a section boundary, and each starts with its heading path")
   void sections() {
     List<DocItem> items = items("h1:Alpha", "short a", "h2:Beta", "short b", "h1:Gamma", "short c");
