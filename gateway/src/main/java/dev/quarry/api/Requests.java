@@ -212,7 +212,35 @@ final class Requests {
     String contentType = optionalString(body, "content_type");
     String fileName = uri != null ? uri : title != null ? title : "content";
     return new IngestRequest(fileName, uri != null ? uri : fileName, title, contentType,
-        content.getBytes(StandardCharsets.UTF_8));
+        withoutLoneSurrogates(content).getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * {@code text} with each lone surrogate (JSON's {@code "\ud800"} escapes can spell them) as
+   * U+FFFD: UTF-8 has no encoding for them, and Java's encoder would quietly write '?', which then
+   * reads as text; U+FFFD is what the ingest's hygiene rule drops and counts as undecodable.
+   */
+  static String withoutLoneSurrogates(String text) {
+    StringBuilder out = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      boolean paired = Character.isHighSurrogate(c) && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1));
+      if (paired) {
+        if (out != null) {
+          out.append(c).append(text.charAt(i + 1));
+        }
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        if (out == null) {
+          out = new StringBuilder(text.length()).append(text, 0, i);
+        }
+        out.append('\uFFFD');
+      } else if (out != null) {
+        out.append(c);
+      }
+    }
+    return out == null ? text : out.toString();
   }
 
   private static String optionalString(JsonObject body, String field) {

@@ -204,7 +204,9 @@ public final class Chunker {
           return c;
         }
       }
-      return to;
+      // No space to cut at: anywhere, but not between the two halves of a surrogate pair.
+      return Character.isLowSurrogate(text.charAt(to)) && Character.isHighSurrogate(text.charAt(to - 1))
+          ? to - 1 : to;
     }
 
     /** One chunk holding {@code body} of a single item (plus a section header waiting for text). */

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The bound on one item's text, applied to every converted document before anything is stored.
+ * The bounds on what one converted document may be, applied to every converted document before
+ * anything is stored: its text, items and page numbers in all (a refusal beyond them), and each
+ * item's text (cut into pieces beyond it).
  *
  * <p>No item's text is longer than {@link #MAX_ITEM_CHARS}. A longer one (a text file without
  * blank lines, a log, a listing, a table of thousands of rows) becomes consecutive items with the
@@ -26,9 +28,74 @@ public final class ItemBounds {
 
   private ItemBounds() {}
 
-  /** {@code doc} with every item within the bound (itself when all were already). */
-  public static ConvertedDocument apply(ConvertedDocument doc) {
-    return apply(doc, MAX_ITEM_CHARS);
+  /**
+   * The most text one document may convert to, in all: about 5,000 pages of prose, well past the
+   * largest filing or book, and a bound on what a small hostile source can expand into (a table
+   * cell spanning 20,000 rows, a caption referenced a thousand times).
+   */
+  public static final long MAX_DOCUMENT_CHARS = 10_000_000;
+
+  /** The most items one document may have (a page holds tens; 2,000 pages of them fit). */
+  public static final int MAX_ITEMS = 200_000;
+
+  /** The most page numbers one item may list, as many as a PDF may have pages. */
+  public static final int MAX_ITEM_PAGES = PdfConverter.MAX_PAGES;
+
+  /** The most page numbers all of a document's items may list together. */
+  public static final long MAX_PAGE_REFERENCES = 1_000_000;
+
+  /** The longest self_ref and label kept: DoclingDocument's are a dozen characters or two. */
+  public static final int MAX_REF_CHARS = 64;
+
+  /**
+   * {@code doc} with every item within the bound (itself when all were already), or a refusal
+   * naming the file when the document as a whole is beyond what one document may be: more text,
+   * items or page numbers than the limits above, or a self_ref or label longer than a
+   * DoclingDocument's. Items list each page once, in order.
+   */
+  public static ConvertedDocument apply(String fileName, ConvertedDocument doc) throws IngestException {
+    List<DocItem> items = doc.items();
+    if (items.size() > MAX_ITEMS) {
+      throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "converts to "
+          + items.size() + " items; the limit is " + MAX_ITEMS + " for one document");
+    }
+    long chars = 0;
+    long pageReferences = 0;
+    boolean pagesInOrder = true;
+    for (DocItem it : items) {
+      chars += it.text().length();
+      if (it.selfRef().length() > MAX_REF_CHARS || it.label().length() > MAX_REF_CHARS) {
+        throw new IngestException(IngestException.Reason.MALFORMED, fileName, "item " + it.position()
+            + " has a self_ref or label longer than " + MAX_REF_CHARS + " characters");
+      }
+      List<Integer> pages = it.pageNumbers();
+      if (pages.size() > MAX_ITEM_PAGES) {
+        throw new IngestException(IngestException.Reason.MALFORMED, fileName, "item " + it.position()
+            + " lists " + pages.size() + " pages; the limit is " + MAX_ITEM_PAGES);
+      }
+      for (int i = 1; i < pages.size() && pagesInOrder; i++) {
+        pagesInOrder = pages.get(i) > pages.get(i - 1);
+      }
+      pageReferences += pages.size();
+    }
+    if (chars > MAX_DOCUMENT_CHARS) {
+      throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "converts to " + chars
+          + " characters of text; the limit is " + MAX_DOCUMENT_CHARS + " for one document");
+    }
+    ConvertedDocument ordered = pagesInOrder ? doc : new ConvertedDocument(doc.title(), doc.sourceType(),
+        items.stream().map(it -> new DocItem(it.position(), it.selfRef(), it.label(), it.text(),
+            List.copyOf(new java.util.TreeSet<>(it.pageNumbers())), it.headingLevel(), it.treeDepth())).toList(),
+        doc.undecodableByPage());
+    ConvertedDocument bounded = apply(ordered, MAX_ITEM_CHARS);
+    pageReferences = 0;
+    for (DocItem it : bounded.items()) {
+      pageReferences += it.pageNumbers().size(); // pieces repeat their item's pages
+    }
+    if (pageReferences > MAX_PAGE_REFERENCES) {
+      throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "its items list "
+          + pageReferences + " page numbers in all; the limit is " + MAX_PAGE_REFERENCES);
+    }
+    return bounded;
   }
 
   static ConvertedDocument apply(ConvertedDocument doc, int max) {

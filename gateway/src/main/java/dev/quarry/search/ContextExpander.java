@@ -22,6 +22,9 @@ import java.util.UUID;
  */
 final class ContextExpander {
   static final Set<String> FURNITURE = Set.of("page_header", "page_footer", "footnote");
+
+  /** What repeats on every page: left out of a hit's context wherever it stands. */
+  static final Set<String> PAGE_FURNITURE = Set.of("page_header", "page_footer");
   private static final String SEPARATOR = "\n\n";
 
   /** One item that the context of a hit may use. */
@@ -96,7 +99,11 @@ final class ContextExpander {
     }
     NavigableMap<Integer, Item> available = new TreeMap<>();
     for (Item item : hit.items()) {
-      available.put(item.position(), item);
+      // Page headers and footers are never a hit's text, not even between two of its own
+      // paragraphs (the chunker passes over them, so a chunk's range can hold any number).
+      if (!PAGE_FURNITURE.contains(item.label())) {
+        available.put(item.position(), item);
+      }
     }
     if (hit.sectionCost() - SEPARATOR.length() <= budgetChars) {
       return new Context(hit, available);

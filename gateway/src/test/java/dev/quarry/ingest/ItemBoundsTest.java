@@ -50,6 +50,48 @@ class ItemBoundsTest {
     });
   }
 
+  private static void refused(ConvertedDocument doc, IngestException.Reason reason, String detail) {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ItemBounds.apply("hostile.json", doc))
+        .isInstanceOfSatisfying(IngestException.class, e -> assertThat(e.reason()).isEqualTo(reason))
+        .hasMessageStartingWith("hostile.json: ").hasMessageContaining(detail);
+  }
+
+  private static ConvertedDocument docOf(List<DocItem> items) {
+    return new ConvertedDocument("t", SourceType.DOCLING, items);
+  }
+
+  @Test
+  @DisplayName("a document beyond the bounds in all is refused, naming what is over: text, items, pages, refs and labels")
+  void documentBounds() throws Exception {
+    List<DocItem> big = new ArrayList<>();
+    String text = "x".repeat(ItemBounds.MAX_ITEM_CHARS);
+    for (int i = 0; (long) i * text.length() <= ItemBounds.MAX_DOCUMENT_CHARS; i++) {
+      big.add(new DocItem(i, "#/texts/" + i, "text", text, List.of(1), 0, 0));
+    }
+    refused(docOf(big), IngestException.Reason.TOO_LARGE, "characters of text; the limit is 10000000");
+    List<DocItem> many = new ArrayList<>();
+    for (int i = 0; i <= ItemBounds.MAX_ITEMS; i++) {
+      many.add(new DocItem(i, "#/pictures/" + i, "picture", "", List.of(), 0, 0));
+    }
+    refused(docOf(many), IngestException.Reason.TOO_LARGE, "items; the limit is " + ItemBounds.MAX_ITEMS);
+    List<Integer> pages = java.util.stream.IntStream.rangeClosed(1, ItemBounds.MAX_ITEM_PAGES + 1).boxed().toList();
+    refused(docOf(List.of(new DocItem(0, "#/texts/0", "text", "a", pages, 0, 0))),
+        IngestException.Reason.MALFORMED, "lists 2001 pages");
+    List<DocItem> spread = new ArrayList<>();
+    for (int i = 0; i < 600; i++) {
+      spread.add(new DocItem(i, "#/texts/" + i, "text", "a", pages.subList(0, ItemBounds.MAX_ITEM_PAGES), 0, 0));
+    }
+    refused(docOf(spread), IngestException.Reason.TOO_LARGE, "page numbers in all");
+    refused(docOf(List.of(new DocItem(0, "#/texts/" + "0".repeat(100) + "1", "text", "a", List.of(), 0, 0))),
+        IngestException.Reason.MALFORMED, "self_ref or label longer than 64");
+    refused(docOf(List.of(new DocItem(0, "#/texts/0", "l".repeat(65), "a", List.of(), 0, 0))),
+        IngestException.Reason.MALFORMED, "self_ref or label");
+    // Within the bounds: pages listed once each, in order; the rest as it was.
+    ConvertedDocument ok = ItemBounds.apply("fine.json", docOf(List.of(
+        new DocItem(0, "#/texts/0", "text", "a", List.of(3, 1, 3, 2), 0, 0))));
+    assertThat(ok.items().get(0).pageNumbers()).containsExactly(1, 2, 3);
+  }
+
   @Test
   @DisplayName("text without line breaks is cut at a space; text without spaces at the bound, never inside a surrogate pair")
   void cutsAtSpacesThenAnywhere() {
