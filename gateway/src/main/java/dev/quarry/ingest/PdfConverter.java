@@ -94,7 +94,12 @@ public final class PdfConverter implements Converter {
               "reading the PDF took longer than " + maxMillis / 1000 + " s (stopped at page "
                   + (i + 1) + " of " + pageCount + ")");
         }
-        pages.add(PdfPageReader.read(doc, i));
+        try {
+          pages.add(PdfPageReader.read(doc, i, deadline));
+        } catch (PdfPageReader.PageTooComplex e) {
+          throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "page " + (i + 1)
+              + " of " + pageCount + " " + e.getMessage() + " (" + maxMillis / 1000 + " s for the whole PDF)");
+        }
       }
       String infoTitle = doc.getDocumentInformation().getTitle();
       List<DocItem> items = items(pages, fileName, deadline);

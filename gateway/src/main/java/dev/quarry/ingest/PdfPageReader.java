@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 import org.apache.pdfbox.contentstream.PDFGraphicsStreamEngine;
+import org.apache.pdfbox.contentstream.operator.Operator;
+import org.apache.pdfbox.cos.COSBase;
 import org.apache.pdfbox.cos.COSName;
 import org.apache.pdfbox.pdmodel.PDDocument;
 import org.apache.pdfbox.pdmodel.PDPage;
@@ -58,14 +60,59 @@ final class PdfPageReader {
 
   private PdfPageReader() {}
 
+  /**
+   * The most content-stream operators one page may run, its forms and patterns included, in each
+   * of the two passes over it: a dense page of a filing runs tens of thousands. A few kilobytes of
+   * forms that each draw the next one ten times run billions.
+   */
+  static final long MAX_OPERATORS_PER_PAGE = 1_000_000;
+
+  /** A page that runs more operators than {@link #MAX_OPERATORS_PER_PAGE}, or past the deadline. */
+  static final class PageTooComplex extends RuntimeException {
+    PageTooComplex(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /** Counts a pass's operators; checks the conversion's deadline every 4,096 of them. */
+  private static final class Budget {
+    private final long deadlineMillis;
+    private long operators;
+
+    Budget(long deadlineMillis) {
+      this.deadlineMillis = deadlineMillis;
+    }
+
+    void tick() {
+      operators++;
+      if (operators > MAX_OPERATORS_PER_PAGE) {
+        throw new PageTooComplex("runs more than " + MAX_OPERATORS_PER_PAGE + " drawing operators");
+      }
+      if ((operators & 4095) == 0 && System.currentTimeMillis() > deadlineMillis) {
+        throw new PageTooComplex("was still being read at the conversion's deadline");
+      }
+    }
+  }
+
+  /** {@link #read(PDDocument, int, long)} without a deadline (the operator cap still holds). */
   static Page read(PDDocument doc, int pageIndex) throws IOException {
+    return read(doc, pageIndex, Long.MAX_VALUE);
+  }
+
+  /**
+   * The glyphs, rulings and images of one page.
+   *
+   * @throws PageTooComplex when the page runs more operators than a page may, or past {@code
+   *     deadlineMillis} (checked within the page, not only between pages)
+   */
+  static Page read(PDDocument doc, int pageIndex, long deadlineMillis) throws IOException {
     PDPage page = doc.getPage(pageIndex);
     PDRectangle crop = page.getCropBox();
-    GlyphCollector glyphs = new GlyphCollector(crop.getHeight());
+    GlyphCollector glyphs = new GlyphCollector(crop.getHeight(), new Budget(deadlineMillis));
     glyphs.setStartPage(pageIndex + 1);
     glyphs.setEndPage(pageIndex + 1);
     glyphs.getText(doc);
-    GraphicsCollector graphics = new GraphicsCollector(page, crop);
+    GraphicsCollector graphics = new GraphicsCollector(page, crop, new Budget(deadlineMillis));
     graphics.processPage(page);
     // A landscape page is often upright content turned on a portrait sheet: the direction most
     // text runs in becomes the page's frame, and everything else is turned into it.
@@ -143,12 +190,20 @@ final class PdfPageReader {
     int undecodable;
     private boolean pendingSpace;
     private final float pageHeight;
+    private final Budget budget;
 
-    GlyphCollector(float pageHeight) throws IOException {
+    GlyphCollector(float pageHeight, Budget budget) throws IOException {
       this.pageHeight = pageHeight;
+      this.budget = budget;
       setSortByPosition(false);
       setShouldSeparateByBeads(false);
       setSuppressDuplicateOverlappingText(true);
+    }
+
+    @Override
+    protected void processOperator(Operator operator, List<COSBase> operands) throws IOException {
+      budget.tick();
+      super.processOperator(operator, operands);
     }
 
     @Override
@@ -217,9 +272,18 @@ final class PdfPageReader {
     private java.awt.geom.Rectangle2D.Float pathBounds;
     private boolean clipPending;
 
-    GraphicsCollector(PDPage page, PDRectangle crop) {
+    private final Budget budget;
+
+    GraphicsCollector(PDPage page, PDRectangle crop, Budget budget) {
       super(page);
       this.crop = crop;
+      this.budget = budget;
+    }
+
+    @Override
+    protected void processOperator(Operator operator, List<COSBase> operands) throws IOException {
+      budget.tick();
+      super.processOperator(operator, operands);
     }
 
     private float x(double x) {

@@ -48,6 +48,65 @@ class PdfConverterTest {
     return report;
   }
 
+  /**
+   * A PDF "billion laughs": Form XObjects each drawing the next one {@code fanout} times, {@code
+   * levels} deep, the last showing a line of text; a couple of kilobytes that draw fanout^levels lines.
+   */
+  static byte[] formFanout(int levels, int fanout) {
+    java.util.TreeMap<Integer, String> objs = new java.util.TreeMap<>();
+    objs.put(1, "<< /Type /Catalog /Pages 2 0 R >>");
+    objs.put(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>");
+    objs.put(3, "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R "
+        + "/Resources << /Font << /F1 4 0 R >> /XObject << /X 6 0 R >> >> >>");
+    objs.put(4, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    objs.put(5, "<< /Length 6 >>\nstream\n/X Do\n\nendstream");
+    for (int level = 0; level <= levels; level++) {
+      int n = 6 + level;
+      String body = level < levels ? "/X Do\n".repeat(fanout)
+          : "BT /F1 10 Tf 72 700 Td (Quarry form fanout line) Tj ET\n";
+      String resources = level < levels ? "<< /XObject << /X " + (n + 1) + " 0 R >> >>"
+          : "<< /Font << /F1 4 0 R >> >>";
+      objs.put(n, "<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources " + resources
+          + " /Length " + body.length() + " >>\nstream\n" + body + "\nendstream");
+    }
+    StringBuilder out = new StringBuilder("%PDF-1.4\n");
+    java.util.Map<Integer, Integer> offsets = new java.util.HashMap<>();
+    objs.forEach((n, body) -> {
+      offsets.put(n, out.length());
+      out.append(n).append(" 0 obj\n").append(body).append("\nendobj\n");
+    });
+    int xref = out.length();
+    int size = objs.lastKey() + 1;
+    out.append("xref\n0 ").append(size).append("\n0000000000 65535 f \n");
+    for (int n = 1; n < size; n++) {
+      out.append(String.format("%010d 00000 n \n", offsets.get(n)));
+    }
+    out.append("trailer\n<< /Size ").append(size).append(" /Root 1 0 R >>\nstartxref\n").append(xref).append("\n%%EOF\n");
+    return out.toString().getBytes(StandardCharsets.ISO_8859_1);
+  }
+
+  @Test
+  @DisplayName("a page of forms that draw each other a hundred million times is refused within the page, by its operator cap or the deadline")
+  void formFanoutIsBounded() throws Exception {
+    byte[] pdf = formFanout(8, 10);
+    assertThat(pdf.length).isLessThan(4_000);
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> new PdfConverter(10, 3_000).convert("fanout.pdf", pdf))
+        .isInstanceOfSatisfying(IngestException.class,
+            e -> assertThat(e.reason()).isEqualTo(IngestException.Reason.TOO_LARGE))
+        .hasMessageStartingWith("fanout.pdf: page 1 of 1 ")
+        .hasMessageContaining("deadline");
+    // With the default deadline (120 s) far off, the operator cap is what stops it.
+    assertThatThrownBy(() -> converter.convert("fanout.pdf", pdf))
+        .isInstanceOfSatisfying(IngestException.class,
+            e -> assertThat(e.reason()).isEqualTo(IngestException.Reason.TOO_LARGE))
+        .hasMessageContaining("more than 1000000 drawing operators");
+    assertThat((System.nanoTime() - started) / 1_000_000_000).as("seconds").isLessThan(100);
+    // Forms within forms, each drawn once, are an ordinary page: its line is read.
+    assertThat(new PdfConverter().convert("small.pdf", formFanout(2, 1)).items())
+        .extracting(DocItem::text).anyMatch(t -> t.contains("Quarry form fanout line"));
+  }
+
   @Test
   @DisplayName("a PDF with neither a title on its first page nor one in its metadata is titled by its"
       + " first heading, as docling's document for it is")
