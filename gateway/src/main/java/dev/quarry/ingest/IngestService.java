@@ -13,6 +13,7 @@ import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.store.Sql;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
@@ -48,6 +49,16 @@ public final class IngestService {
   private final StageTimes stages = new StageTimes();
   private final QuarryMetrics metrics;
 
+  /**
+   * How many ingests convert and embed at once, gateway-wide; more wait their turn. They run on a
+   * pool of their own, not on Vert.x's shared workers, which also embed every search's query,
+   * launch sandboxes and answer /readyz's Docker check: the red team's 22 slow ingests at once
+   * filled those 20 threads and held another tenant's search for 34 s.
+   */
+  public static final int INGEST_WORKERS = 4;
+
+  private final WorkerExecutor workers;
+
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
     this(vertx, pool, embedder, documentsFs, config, new QuarryMetrics());
   }
@@ -61,6 +72,7 @@ public final class IngestService {
     this.documentsFs = documentsFs;
     this.config = config;
     this.converters = new Converters(config.maxUploadBytes());
+    this.workers = vertx.createSharedWorkerExecutor("quarry-ingest", INGEST_WORKERS);
   }
 
   /** Where ingests spent their time so far, per stage (for benchmarks and diagnosis). */
@@ -115,7 +127,7 @@ public final class IngestService {
     } catch (IngestException e) {
       return Future.failedFuture(e);
     }
-    return vertx.executeBlocking(() -> {
+    return workers.executeBlocking(() -> {
           SourceType type = converters.detect(fileName, request.contentType(), bytes);
           return new Sniffed(type, sha256(bytes));
         }, false)
@@ -139,7 +151,7 @@ public final class IngestService {
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
       long storedBytesLimit, IngestProgress progress) {
-    return vertx.executeBlocking(() -> {
+    return workers.executeBlocking(() -> {
       long t0 = System.nanoTime();
       TextHygiene.Result converted = converters.convertClean(sniffed.type(), fileName, request.bytes());
       ConvertedDocument doc = converted.document();
