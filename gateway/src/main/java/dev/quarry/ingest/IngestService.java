@@ -146,7 +146,7 @@ public final class IngestService {
   private record Prepared(
       UUID tenantId, String uri, String title, String context, SourceType type, String hash, long byteSize,
       List<DocItem> items, Toc toc, String content, List<Chunk> chunks, List<String> vectors,
-      long storedBytesLimit, int undecodableChars, Map<Integer, Integer> undecodablePages) {}
+      long storedBytesLimit, int undecodableChars, Map<Integer, Integer> undecodablePages, Rows rows) {}
 
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
@@ -178,7 +178,8 @@ public final class IngestService {
           chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
       return new Prepared(tenantId, uri, title, context, sniffed.type(), sniffed.hash(),
           request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit,
-          converted.undecodableChars(), converted.undecodableByPage());
+          converted.undecodableChars(), converted.undecodableByPage(),
+          encodeRows(items, toc, chunks, context, vectors));
     }, false);
   }
 
@@ -298,17 +299,25 @@ public final class IngestService {
             .map(v -> new Written(result(id, IngestResult.Status.REPLACED, p), replaced.iterator().next())));
   }
 
-  private Future<Void> insertItemsAndChunks(SqlConnection conn, Prepared p, UUID id) {
+  /**
+   * The items' and chunks' rows as the insert statements take them (JSON arrays), encoded on the
+   * ingest worker that prepared them: for a large document that is tens of megabytes of JSON, which
+   * must not be built on the event loop (the red team's 200,000-page item ran it out of memory there).
+   */
+  private record Rows(String items, String chunks) {}
+
+  private Rows encodeRows(List<DocItem> docItems, Toc toc, List<Chunk> docChunks, String context,
+      List<String> vectors) {
     long t0 = System.nanoTime();
-    JsonArray items = new JsonArray(new ArrayList<>(p.items().size()));
-    for (DocItem it : p.items()) {
+    JsonArray items = new JsonArray(new ArrayList<>(docItems.size()));
+    for (DocItem it : docItems) {
       int pos = it.position();
       items.add(it.toJson()
-          .put("section_start", p.toc().sectionStart()[pos])
-          .put("section_end", p.toc().sectionEnd()[pos]));
+          .put("section_start", toc.sectionStart()[pos])
+          .put("section_end", toc.sectionEnd()[pos]));
     }
-    JsonArray chunks = new JsonArray(new ArrayList<>(p.chunks().size()));
-    for (Chunk c : p.chunks()) {
+    JsonArray chunks = new JsonArray(new ArrayList<>(docChunks.size()));
+    for (Chunk c : docChunks) {
       chunks.add(new JsonObject()
           .put("id", UUID.randomUUID().toString())
           .put("ordinal", c.ordinal())
@@ -316,16 +325,21 @@ public final class IngestService {
           .put("item_end", c.itemEnd())
           .put("headings", new JsonArray(List.copyOf(c.headings())))
           .put("content", c.content())
-          .put("context", p.context())
+          .put("context", context)
           .put("page_numbers", new JsonArray(List.copyOf(c.pageNumbers())))
           .put("doc_item_refs", new JsonArray(List.copyOf(c.docItemRefs())))
           .put("labels", new JsonArray(List.copyOf(c.labels())))
-          .put("embedding", p.vectors().get(c.ordinal())));
+          .put("embedding", vectors.get(c.ordinal())));
     }
-    String itemRows = items.encode();
-    String chunkRows = chunks.encode();
+    Rows rows = new Rows(items.encode(), chunks.encode());
+    stages.add(Stage.ENCODE_ROWS, System.nanoTime() - t0);
+    return rows;
+  }
+
+  private Future<Void> insertItemsAndChunks(SqlConnection conn, Prepared p, UUID id) {
+    String itemRows = p.rows().items();
+    String chunkRows = p.rows().chunks();
     long t1 = System.nanoTime();
-    stages.add(Stage.ENCODE_ROWS, t1 - t0);
     Future<Void> itemsDone = p.items().isEmpty() ? Future.succeededFuture()
         : conn.preparedQuery(Sql.INSERT_ITEMS).execute(Tuple.of(p.tenantId(), id, itemRows)).mapEmpty();
     return itemsDone
