@@ -125,7 +125,7 @@ public final class FilingsBench {
             // text by the Reembedder the gateway starts, as a deployment's are: wait for it.
             Reembedder.Status brought = await(gateway.reembedding());
             System.out.printf("  filings: reused; %d chunks brought up to date%n", brought.total());
-            ingestSeconds = Double.NaN;
+            ingestSeconds = db.recordedSeconds();
             chunks = Integer.parseInt(db.loadDetail().replace(" chunks", ""));
             HttpResponse<Buffer> r = await(client.get(gateway.port(), "127.0.0.1", "/v1/documents?limit=100")
                 .putHeader("Authorization", "Bearer " + key).send());
@@ -163,13 +163,15 @@ public final class FilingsBench {
         md.append(String.format(Locale.ROOT, """
             %d filings (%d pages, %d chunks) from `shared/data/filings`, ingested through `POST /v1/documents` \
             of a gateway started in process (default settings, bge-small-en-v1.5-q), one after another: \
-            %.1f s, %.0f ms a page. Then each of the %d questions of `questions.jsonl`, as it is, to \
+            %.1f s, %.0f ms a page%s. Then each of the %d questions of `questions.jsonl`, as it is, to \
             `POST /v1/search` (limit 10), scoped to its filing (`document_ids`) and over all of them: the share \
             of questions with a hit from its filing whose pages include an evidence page among the first k%s.
 
             | question type | questions | within top 1 | within top 3 | within top 10 | across top 1 | across top 3 | across top 10 |
             |---|---:|---:|---:|---:|---:|---:|---:|
-            """, pdfs.size(), totalPages, chunks, ingestSeconds, ingestSeconds * 1000 / totalPages, questions.size(),
+            """, pdfs.size(), totalPages, chunks, ingestSeconds, ingestSeconds * 1000 / totalPages,
+            db.needsLoad() ? "" : " (an earlier run's ingest, reused with `-Dbench.filings.reuse=" + reuse + "`: " + db.loadRecord() + ")",
+            questions.size(),
             (only.isBlank() ? "" : " (this run: only " + only + ", so \"across\" is across these)")
                 + (Boolean.getBoolean("bench.filings.opaque")
                     ? " (this run: uploaded as filing-1.pdf … filing-10.pdf, so no file name says whose a filing is)" : "")));
