@@ -108,6 +108,15 @@ public final class BenchDatabase implements AutoCloseable {
     }
   }
 
+  /** The recorded load's seconds. */
+  public double recordedSeconds() throws SQLException {
+    try (Connection c = jdbc(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT load_seconds FROM bench_load")) {
+      rs.next();
+      return rs.getDouble(1);
+    }
+  }
+
   /** What the recorded load's time went to. */
   public String loadDetail() throws SQLException {
     try (Connection c = jdbc(); Statement s = c.createStatement();

@@ -46,12 +46,16 @@ public record Chunk(
   }
 
   /**
-   * What a chunk's context is made of, as a number: chunks stored under a lower one were given
-   * less (0: title and file name only, V10) and are brought up to this by {@link Reembedder}, so a
+   * What a chunk's context and embedded text are made of, as a number: chunks stored under a lower
+   * one were given less (0: title and file name only, V10; 1: the filing's identity added, but
+   * tables embedded with their figures, and a title of any length in the context) and are brought up to this by {@link Reembedder}, so a
    * tenant's chunks never stay mixed. Raise it whenever {@link #context(String, String,
-   * FilingIdentity)} changes what it returns.
+   * FilingIdentity)} or {@link #embeddedText} changes what it returns.
    */
-  public static final int CONTEXT_VERSION = 1;
+  public static final int CONTEXT_VERSION = 2;
+
+  /** The first version whose {@link #embeddedText} leaves tables' figures out. */
+  public static final int TABLES_WITHOUT_FIGURES = 2;
 
   /**
    * The context of a document's chunks: {@link #context(String, String)}, then what its first
@@ -74,8 +78,20 @@ public record Chunk(
   /** The most a chunk's context (title, file name, a filing's identity) takes in all. */
   static final int CONTEXT_CHARS = 600;
 
-  /** The text the model embeds for a chunk: its document's context, then its own content. */
+  /**
+   * The text the model embeds for a chunk: its document's context, then its own content, whose
+   * tables keep their words and lose their figures ({@link #withoutFigures}).
+   */
   public static String embeddedText(String context, String content) {
+    return textWithContext(context, withoutFigures(content));
+  }
+
+  /** What {@link #embeddedText} was before {@link #TABLES_WITHOUT_FIGURES}: figures and all. */
+  public static String embeddedTextWithFigures(String context, String content) {
+    return textWithContext(context, content);
+  }
+
+  private static String textWithContext(String context, String content) {
     return context == null || context.isBlank() ? content : context + "\n\n" + content;
   }
 
@@ -90,6 +106,58 @@ public record Chunk(
     }
     int space = text.lastIndexOf(' ', end);
     return (space > max / 2 ? text.substring(0, space) : text.substring(0, end)).strip() + "…";
+  }
+
+  private static final java.util.regex.Pattern TABLE_RULE =
+      java.util.regex.Pattern.compile("\\|(\\s*:?-+:?\\s*\\|)+");
+  /** What a figure cell is made of: digits and what surrounds them ("$ (1,234.5)", "12 %", "—"). */
+  private static final java.util.regex.Pattern FIGURE_CHARS =
+      java.util.regex.Pattern.compile("[\\s$€£¥()\\[\\]\\-—–−.,%\\d]+");
+  private static final java.util.regex.Pattern NOT_MEANINGFUL =
+      java.util.regex.Pattern.compile("(?i)n/?[am]");
+
+  /**
+   * The content with each Markdown table row reduced to its cells that are words: a statement's
+   * line items and its periods (the header row is kept whole), without the figures, the empty cells
+   * and the rule under the header.
+   * A row of figures in Markdown is mostly digits and pipes, and a figure splits into several word
+   * pieces ("$ 16,388": five); the model reads at most 512, so a long statement's lower line items
+   * could be cut off behind its figures. What a statement is about is its line items ("Operating income",
+   * "Total current liabilities"); its figures say nothing the model can match a question with (BM25
+   * still indexes them: it indexes the content, not this). Lines that are not table rows, and text
+   * tables' cells, are unchanged.
+   */
+  static String withoutFigures(String content) {
+    if (content.indexOf('|') < 0) {
+      return content;
+    }
+    StringBuilder out = new StringBuilder(content.length());
+    String[] lines = content.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      String line = lines[i];
+      String t = line.strip();
+      if (t.length() < 2 || t.charAt(0) != '|' || t.charAt(t.length() - 1) != '|') {
+        out.append(line).append('\n');
+        continue;
+      }
+      if (TABLE_RULE.matcher(t).matches()) {
+        continue;
+      }
+      // The header row (the one above the rule) keeps its years: they are the periods.
+      boolean header = i + 1 < lines.length && TABLE_RULE.matcher(lines[i + 1].strip()).matches();
+      StringBuilder row = new StringBuilder();
+      for (String cell : t.substring(1, t.length() - 1).split("\\|", -1)) {
+        String c = cell.strip();
+        if (c.isEmpty() || !header && (FIGURE_CHARS.matcher(c).matches() || NOT_MEANINGFUL.matcher(c).matches())) {
+          continue;
+        }
+        row.append(row.isEmpty() ? "" : " | ").append(c);
+      }
+      if (!row.isEmpty()) {
+        out.append(row).append('\n');
+      }
+    }
+    return out.substring(0, Math.max(0, out.length() - 1));
   }
 
   public Chunk {

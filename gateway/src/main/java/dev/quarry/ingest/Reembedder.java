@@ -284,9 +284,18 @@ public final class Reembedder {
             })));
   }
 
+  private static boolean embeddedBefore(Row row, int version) {
+    return row.getInteger("context_version") < version;
+  }
+
+  private static String content(Row row) {
+    return row.getString("content");
+  }
+
   /**
-   * The vectors of the chunks that need one (another model, or a context that changed), null for
-   * the others, in the batch's order.
+   * The vectors of the chunks that need one (another model, a context that changed, or a table
+   * embedded with its figures before {@link Chunk#TABLES_WITHOUT_FIGURES}), null for the others,
+   * in the batch's order.
    */
   private Future<List<String>> embed(List<Row> batch, List<String> newContexts) {
     List<String> texts = new ArrayList<>(batch.size());
@@ -294,7 +303,9 @@ public final class Reembedder {
     for (int i = 0; i < batch.size(); i++) {
       Row row = batch.get(i);
       if (!embedder.modelName().equals(row.getString("embedding_model"))
-          || !newContexts.get(i).equals(row.getString("context"))) {
+          || !newContexts.get(i).equals(row.getString("context"))
+          || embeddedBefore(row, Chunk.TABLES_WITHOUT_FIGURES) && !Chunk.embeddedText(newContexts.get(i), content(row))
+              .equals(Chunk.embeddedTextWithFigures(newContexts.get(i), content(row)))) {
         texts.add(Chunk.embeddedText(newContexts.get(i), row.getString("content")));
         which.add(i);
       }

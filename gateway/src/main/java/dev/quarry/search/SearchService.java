@@ -24,7 +24,9 @@ import java.util.UUID;
 
 /**
  * Hybrid retrieval (vector + BM25 full-text, fused by {@link Fusion#DEFAULT}) with context
- * expansion.
+ * expansion. Both sides search with {@link SearchQuery#of} the caller's query: without the
+ * instructions addressed to whoever answers it, and with the line items of a financial metric it
+ * names.
  *
  * <p>A search is three statements, each in a short read-only transaction of its own on whichever
  * pooled connection is free. The full-text ranking starts at once; the vector ranking starts as
@@ -139,9 +141,10 @@ public final class SearchService {
     // NULL, not an empty array, for "everything": the SQL tests it once instead of per row.
     UUID[] scope = request.documentIds().isEmpty() ? null
         : request.documentIds().toArray(UUID[]::new);
-    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), null);
+    SearchQuery query = SearchQuery.of(request.query());
+    Args args = new Args(tenantId, query.fullText(), null, scope, candidates(fused), null);
     Future<List<Scored<UUID>>> ranked = statement(sql.fullTextIds, args).map(SearchService::scored);
-    Future<List<Scored<UUID>>> nearest = embed(request.query())
+    Future<List<Scored<UUID>>> nearest = embed(query.embedded())
         .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
         .map(SearchService::scored);
     Future<RowSet<Row>> rows = Future.all(ranked, nearest).compose(both -> statement(
@@ -168,15 +171,16 @@ public final class SearchService {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
+    SearchQuery searched = SearchQuery.of(query);
     if (mode != SearchMode.HYBRID) {
-      Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null) : embed(query);
+      Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null) : embed(searched.embedded());
       return vector.compose(v -> statement(mode == SearchMode.FULL_TEXT ? sql.fullText : sql.vector,
-          new Args(tenantId, query, v, null, limit, null))).map(SearchService::ranked);
+          new Args(tenantId, searched.fullText(), v, null, limit, null))).map(SearchService::ranked);
     }
     // Both sides as search takes them, fused the same way.
-    Args args = new Args(tenantId, query, null, null, candidates(limit), null);
+    Args args = new Args(tenantId, searched.fullText(), null, null, candidates(limit), null);
     Future<List<RankedChunk>> ranked = statement(sql.fullText, args).map(SearchService::ranked);
-    Future<List<RankedChunk>> nearest = embed(query)
+    Future<List<RankedChunk>> nearest = embed(searched.embedded())
         .compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
     return Future.all(ranked, nearest).map(both -> {
       Map<UUID, UUID> documents = new HashMap<>();
