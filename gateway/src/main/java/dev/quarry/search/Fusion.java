@@ -98,7 +98,8 @@ public record Fusion(Method method, double vectorWeight, int rrfK, double presen
    */
   public <T extends Comparable<T>> List<Scored<T>> fuse(List<Scored<T>> fullText, List<Scored<T>> vector,
       int limit, int candidates) {
-    double w = vectorWeightFor(fullText.size(), candidates);
+    boolean fewMatches = fullText.size() < candidates && fullText.size() <= FEW_MATCHES;
+    double w = fewMatches ? Math.min(vectorWeight, 0.5) : vectorWeight;
     Map<T, double[]> both = new HashMap<>();
     side(fullText, 0, 1 - w, false, both);
     side(vector, 1, w, true, both);
@@ -117,36 +118,14 @@ public record Fusion(Method method, double vectorWeight, int rrfK, double presen
     return out.size() > limit ? List.copyOf(out.subList(0, limit)) : out;
   }
 
-  /**
-   * The vector side's weight for a query whose full-text list holds {@code fullTextSize} of the
-   * {@code candidates} asked (see {@link #fuse}); the full-text side gets the rest.
-   */
-  public double vectorWeightFor(int fullTextSize, int candidates) {
-    boolean fewMatches = fullTextSize < candidates && fullTextSize <= FEW_MATCHES;
-    return fewMatches ? Math.min(vectorWeight, 0.5) : vectorWeight;
-  }
-
-  /**
-   * One side's share of each of its candidates' fused score, in the list's order: its normalised
-   * score times {@code weight}. What {@link #fuse} adds up; search hands the full-text side's to
-   * the statement that fuses it with the vector side in the database.
-   */
-  public <T> double[] weighted(List<Scored<T>> list, double weight, boolean cosine) {
-    Normaliser n = normaliser(list, cosine);
-    double[] out = new double[list.size()];
-    for (int i = 0; i < list.size(); i++) {
-      double value = method == Method.RRF ? 1.0 / (rrfK + i + 1)
-          : presence + (1 - presence) * n.apply(list.get(i).score());
-      out[i] = weight * value;
-    }
-    return out;
-  }
-
   /** Writes one side's weighted normalised scores into slot {@code slot} of each candidate's pair. */
   private <T> void side(List<Scored<T>> list, int slot, double weight, boolean cosine, Map<T, double[]> both) {
-    double[] values = weighted(list, weight, cosine);
+    Normaliser n = normaliser(list, cosine);
     for (int i = 0; i < list.size(); i++) {
-      both.computeIfAbsent(list.get(i).id(), k -> new double[] {Double.NaN, Double.NaN})[slot] = values[i];
+      Scored<T> c = list.get(i);
+      double value = method == Method.RRF ? 1.0 / (rrfK + i + 1)
+          : presence + (1 - presence) * n.apply(c.score());
+      both.computeIfAbsent(c.id(), k -> new double[] {Double.NaN, Double.NaN})[slot] = weight * value;
     }
   }
 

@@ -26,14 +26,12 @@ import java.util.UUID;
  * Hybrid retrieval (vector + BM25 full-text, fused by {@link Fusion#DEFAULT}) with context
  * expansion.
  *
- * <p>A search is two or three statements, each in a short read-only transaction of its own on
- * whichever pooled connection is free. The full-text ranking starts at once, while the query's
- * vector is found (kept from a recent search, or embedded on a worker meanwhile). If the full-text
- * ranking is there when the vector is, one statement finds the nearest chunks, fuses them with it
- * ({@link Fusion#DEFAULT}'s arithmetic, in SQL) and returns the fused hits with their items. If
- * not, the vector ranking starts at once, so the database runs the two side by side, the two are
- * fused here, and a third statement returns the fused hits. Either way the hits are the same. No
- * connection is held while the model runs or while another statement does.
+ * <p>A search is three statements, each in a short read-only transaction of its own on whichever
+ * pooled connection is free. The full-text ranking starts at once; the vector ranking starts as
+ * soon as the query's vector exists (kept from a recent search, or embedded on a worker
+ * meanwhile), so the database runs the two side by side; the two rankings are fused here, and
+ * context expansion takes the fused one. No connection is held while the model runs or while
+ * another statement does.
  */
 public final class SearchService {
   /**
@@ -72,9 +70,6 @@ public final class SearchService {
   private final SearchSql sql;
   private final ContextExpander expander;
   private final Fusion fusion = Fusion.DEFAULT;
-  /** Whether {@link SearchSql#vectorFusedExpanded} computes {@link #fusion}: DBSF without a presence bonus. */
-  private static final boolean FOLDABLE = Fusion.DEFAULT.method() == Fusion.Method.DBSF
-      && Fusion.DEFAULT.presence() == 0;
   private final int postingBudget;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
@@ -130,22 +125,6 @@ public final class SearchService {
   }
 
   private Future<List<SearchHit>> searchUnmeasured(UUID tenantId, SearchRequest request) {
-    return rankedHits(tenantId, request, Fold.WHEN_READY)
-        .map(hits -> expander.expand(hits, request.limit()));
-  }
-
-  /** Where the vector ranking is fused with the full-text one: see {@link #rankedHits}. */
-  enum Fold {
-    /** Vector ranking, then fusion here ({@link Fusion#fuse}), then the fused hits: two statements. */
-    NEVER,
-    /** One statement for the vector ranking, the fusion and the hits, after the full-text ranking. */
-    ALWAYS,
-    /** {@link #ALWAYS} when the full-text ranking is there when the query's vector is, else {@link #NEVER}. */
-    WHEN_READY
-  }
-
-  /** The fused hits with the items of their contexts, before expansion. */
-  Future<List<RankedHit>> rankedHits(UUID tenantId, SearchRequest request, Fold fold) {
     try {
       if (request == null) {
         throw new IllegalArgumentException("search request must not be null");
@@ -160,23 +139,19 @@ public final class SearchService {
     // NULL, not an empty array, for "everything": the SQL tests it once instead of per row.
     UUID[] scope = request.documentIds().isEmpty() ? null
         : request.documentIds().toArray(UUID[]::new);
-    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), null, fused);
+    Args args = new Args(tenantId, request.query(), null, scope, candidates(fused), null);
     Future<List<Scored<UUID>>> ranked = statement(sql.fullTextIds, args).map(SearchService::scored);
-    Future<RowSet<Row>> rows = embed(request.query()).compose(vector -> {
-      if (FOLDABLE && (fold == Fold.ALWAYS || fold == Fold.WHEN_READY && ranked.succeeded())) {
-        return ranked.compose(text -> statement(sql.vectorFusedExpanded, args.withVector(vector).withRanking(text)));
-      }
-      Future<List<Scored<UUID>>> nearest = statement(sql.vectorIds, args.withVector(vector))
-          .map(SearchService::scored);
-      return Future.all(ranked, nearest).compose(both -> statement(sql.fusedExpanded,
-          args.withRanking(fusion.fuse(ranked.result(), nearest.result(), fused, args.candidates()))));
-    });
+    Future<List<Scored<UUID>>> nearest = embed(request.query())
+        .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
+        .map(SearchService::scored);
+    Future<RowSet<Row>> rows = Future.all(ranked, nearest).compose(both -> statement(
+        sql.fusedExpanded, args.withFused(fusion.fuse(ranked.result(), nearest.result(), fused, args.candidates()))));
     return rows.map(result -> {
       List<RankedHit> hits = new ArrayList<>(result.size());
       for (Row row : result) {
         hits.add(rankedHit(row));
       }
-      return hits;
+      return expander.expand(hits, limit);
     });
   }
 
@@ -196,10 +171,10 @@ public final class SearchService {
     if (mode != SearchMode.HYBRID) {
       Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null) : embed(query);
       return vector.compose(v -> statement(mode == SearchMode.FULL_TEXT ? sql.fullText : sql.vector,
-          new Args(tenantId, query, v, null, limit, null, limit))).map(SearchService::ranked);
+          new Args(tenantId, query, v, null, limit, null))).map(SearchService::ranked);
     }
     // Both sides as search takes them, fused the same way.
-    Args args = new Args(tenantId, query, null, null, candidates(limit), null, limit);
+    Args args = new Args(tenantId, query, null, null, candidates(limit), null);
     Future<List<RankedChunk>> ranked = statement(sql.fullText, args).map(SearchService::ranked);
     Future<List<RankedChunk>> nearest = embed(query)
         .compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
@@ -261,19 +236,15 @@ public final class SearchService {
     return vertx.executeBlocking(() -> queryVectors.get(query, embedder::embedQuery), false);
   }
 
-  /**
-   * Everything a statement may bind; each statement takes the ones it names. {@code ranking} is the
-   * fused ranking for {@link SearchSql#fusedExpanded}, or the full-text one for {@link
-   * SearchSql#vectorFusedExpanded}; {@code fused} is how many fused hits are wanted.
-   */
+  /** Everything a statement may bind; each statement takes the ones it names. */
   private record Args(UUID tenantId, String query, float[] vector, UUID[] scope, int candidates,
-      List<Scored<UUID>> ranking, int fused) {
+      List<Scored<UUID>> fused) {
     Args withVector(float[] v) {
-      return new Args(tenantId, query, v, scope, candidates, ranking, fused);
+      return new Args(tenantId, query, v, scope, candidates, fused);
     }
 
-    Args withRanking(List<Scored<UUID>> r) {
-      return new Args(tenantId, query, vector, scope, candidates, r, fused);
+    Args withFused(List<Scored<UUID>> ranking) {
+      return new Args(tenantId, query, vector, scope, candidates, ranking);
     }
   }
 
@@ -290,19 +261,8 @@ public final class SearchService {
         case POOL -> tuple.addInteger(args.candidates() * POOL_FACTOR);
         case CANDIDATES -> tuple.addInteger(args.candidates());
         case BUDGET -> tuple.addInteger(config.contextBudgetChars());
-        case IDS -> tuple.addArrayOfUUID(args.ranking().stream().map(Scored::id).toArray(UUID[]::new));
-        case SCORES -> tuple.addArrayOfDouble(args.ranking().stream().map(Scored::score).toArray(Double[]::new));
-        case PARTS -> {
-          double w = fusion.vectorWeightFor(args.ranking().size(), args.candidates());
-          double[] parts = fusion.weighted(args.ranking(), 1 - w, false);
-          Double[] boxed = new Double[parts.length];
-          for (int i = 0; i < parts.length; i++) {
-            boxed[i] = parts[i];
-          }
-          tuple.addArrayOfDouble(boxed);
-        }
-        case WEIGHT -> tuple.addDouble(fusion.vectorWeightFor(args.ranking().size(), args.candidates()));
-        case FUSED -> tuple.addInteger(args.fused());
+        case IDS -> tuple.addArrayOfUUID(args.fused().stream().map(Scored::id).toArray(UUID[]::new));
+        case SCORES -> tuple.addArrayOfDouble(args.fused().stream().map(Scored::score).toArray(Double[]::new));
       }
     }
     return conn.preparedQuery(statement.sql()).execute(tuple);

@@ -36,13 +36,7 @@ final class SearchSql {
     /** The fused ranking computed beforehand ({@link Fusion}): chunk ids, best first. */
     IDS,
     /** Their fused scores, in the same order. */
-    SCORES,
-    /** The full-text side's weighted normalised scores ({@link Fusion#weighted}), in IDS' order. */
-    PARTS,
-    /** The vector side's weight in the fusion ({@link Fusion#vectorWeightFor}). */
-    WEIGHT,
-    /** How many fused hits to expand. */
-    FUSED
+    SCORES
   }
 
   /** SQL text with $n placeholders, and what each $n stands for. */
@@ -60,13 +54,6 @@ final class SearchSql {
    * with the items their context is drawn from.
    */
   final Statement fusedExpanded;
-  /**
-   * The vector ranking, fused with a full-text ranking computed beforehand ({@link Param#IDS} with
-   * {@link Param#PARTS}, that side's share of the fused score) exactly as {@link Fusion#DEFAULT}
-   * fuses (distribution-based normalisation, ties to the lower id in {@link java.util.UUID}'s
-   * order), and the best {@link Param#FUSED} hits with their items, in one statement.
-   */
-  final Statement vectorFusedExpanded;
 
   SearchSql(String modelName, int dimensions) {
     if (modelName == null || !MODEL_NAME.matcher(modelName).matches()) {
@@ -235,45 +222,6 @@ final class SearchSql {
         ) ctx
         ORDER BY h.score DESC, h.chunk_id""".replace("%FURNITURE%", FURNITURE);
     fusedExpanded = compile(givenPrefix + expansion, vectorExpr, modelPredicate, dimensions);
-
-    // Fusion.DEFAULT in SQL, with Java's floating-point operations in Java's order (sums taken in
-    // rank order, population sd, then (s - (mean - 3 sd)) / (6 sd) clipped to [0, 1]), so that the
-    // scores are the same doubles; ties go to the lower id as java.util.UUID compares them (its two
-    // halves as signed longs), which is not PostgreSQL's uuid order.
-    String vectorFusedPrefix = "WITH " + knn + """
-        ,
-        vec_scored AS (
-          SELECT chunk_id, rank, (1 - distance)::float8 AS score FROM vec_ranked
-        ),
-        vec_mean AS (
-          SELECT sum(score ORDER BY rank) / count(*) AS mean, count(*) AS n FROM vec_scored
-        ),
-        vec_sd AS (
-          SELECT m.mean, sqrt(sum((v.score - m.mean) * (v.score - m.mean) ORDER BY v.rank) / m.n) AS sd
-          FROM vec_scored v CROSS JOIN vec_mean m
-          GROUP BY m.mean, m.n
-        ),
-        vec_part AS (
-          SELECT v.chunk_id, :weight::float8 * CASE WHEN s.sd > 0
-                   THEN greatest(0::float8, least(1::float8, (v.score - (s.mean - 3 * s.sd)) / (6 * s.sd)))
-                   ELSE 1::float8 END AS part
-          FROM vec_scored v CROSS JOIN vec_sd s
-        ),
-        text_part AS (
-          SELECT r.chunk_id, r.part FROM unnest(:ids::uuid[], :parts::float8[]) AS r(chunk_id, part)
-        ),
-        fused AS (
-          SELECT u.chunk_id, u.score FROM (
-            SELECT coalesce(t.chunk_id, v.chunk_id) AS chunk_id,
-                   coalesce(t.part, 0::float8) + coalesce(v.part, 0::float8) AS score
-            FROM text_part t FULL JOIN vec_part v ON v.chunk_id = t.chunk_id
-          ) u
-          ORDER BY u.score DESC,
-                   ('x' || translate(left(u.chunk_id::text, 18), '-', ''))::bit(64)::bigint,
-                   ('x' || translate(right(u.chunk_id::text, 17), '-', ''))::bit(64)::bigint
-          LIMIT :fused
-        )""";
-    vectorFusedExpanded = compile(vectorFusedPrefix + expansion, vectorExpr, modelPredicate, dimensions);
   }
 
   /**

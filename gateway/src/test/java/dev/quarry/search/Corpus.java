@@ -16,9 +16,6 @@ final class Corpus {
   private final Connection jdbc;
   private final Embedder embedder;
 
-  /** Chunk ids, in order of insertion; tests that need ties broken a known way set their own. */
-  java.util.function.Supplier<UUID> chunkIds = UUID::randomUUID;
-
   Corpus(Connection jdbc, Embedder embedder) {
     this.jdbc = jdbc;
     this.embedder = embedder;
@@ -151,7 +148,7 @@ final class Corpus {
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::vector)""")) {
         for (int c = 0; c < ranges.size(); c++) {
           int[] r = ranges.get(c);
-          UUID id = chunkIds.get();
+          UUID id = UUID.randomUUID();
           chunks.add(new Chunk(id, r[0], r[1]));
           List<Integer> pages = new ArrayList<>();
           List<String> refs = new ArrayList<>();
