@@ -63,7 +63,7 @@ public final class Converters {
   public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes)
       throws IngestException {
     TextHygiene.Result clean = TextHygiene.apply(fileName, convertGuarded(type, fileName, bytes));
-    ConvertedDocument bounded = ItemBounds.apply(fileName, clean.document());
+    ConvertedDocument bounded = ItemBounds.apply(fileName, clean.document(), bytes.length);
     return bounded == clean.document() ? clean : new TextHygiene.Result(bounded,
         clean.undecodableChars(), clean.droppedItems(), clean.undecodableByPage());
   }

@@ -35,6 +35,22 @@ public final class ItemBounds {
    */
   public static final long MAX_DOCUMENT_CHARS = 10_000_000;
 
+  /**
+   * How many characters of text a source may convert to per byte of itself, past {@link
+   * #FREE_CHARS}: real sources convert to less text than their bytes (markup, fonts, compression
+   * that text does not beat by much); 20 leaves room for tables rendered with pipes. A table cell
+   * spanning 20,000 rows made 486 bytes into 1,080,000 characters and 215 s of embedding.
+   */
+  public static final int CHARS_PER_SOURCE_BYTE = 20;
+
+  /** Text any source may convert to whatever its size: about 130 chunks. */
+  public static final long FREE_CHARS = 200_000;
+
+  /** The most text a source of {@code sourceBytes} bytes may convert to. */
+  public static long maxChars(long sourceBytes) {
+    return Math.min(MAX_DOCUMENT_CHARS, Math.max(FREE_CHARS, CHARS_PER_SOURCE_BYTE * sourceBytes));
+  }
+
   /** The most items one document may have (a page holds tens; 2,000 pages of them fit). */
   public static final int MAX_ITEMS = 200_000;
 
@@ -54,6 +70,12 @@ public final class ItemBounds {
    * DoclingDocument's. Items list each page once, in order.
    */
   public static ConvertedDocument apply(String fileName, ConvertedDocument doc) throws IngestException {
+    return apply(fileName, doc, Long.MAX_VALUE / CHARS_PER_SOURCE_BYTE);
+  }
+
+  /** As {@link #apply(String, ConvertedDocument)}, for a source of {@code sourceBytes} bytes: its text in all at most {@link #maxChars}. */
+  public static ConvertedDocument apply(String fileName, ConvertedDocument doc, long sourceBytes)
+      throws IngestException {
     List<DocItem> items = doc.items();
     if (items.size() > MAX_ITEMS) {
       throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "converts to "
@@ -78,9 +100,12 @@ public final class ItemBounds {
       }
       pageReferences += pages.size();
     }
-    if (chars > MAX_DOCUMENT_CHARS) {
+    long maxChars = maxChars(sourceBytes);
+    if (chars > maxChars) {
       throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "converts to " + chars
-          + " characters of text; the limit is " + MAX_DOCUMENT_CHARS + " for one document");
+          + " characters of text; the limit is " + maxChars + " for one document"
+          + (maxChars < MAX_DOCUMENT_CHARS ? " of " + sourceBytes + " bytes (" + CHARS_PER_SOURCE_BYTE
+              + " a byte, " + FREE_CHARS + " at least)" : ""));
     }
     ConvertedDocument ordered = pagesInOrder ? doc : new ConvertedDocument(doc.title(), doc.sourceType(),
         items.stream().map(it -> new DocItem(it.position(), it.selfRef(), it.label(), it.text(),

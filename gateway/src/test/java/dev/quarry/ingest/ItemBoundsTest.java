@@ -69,6 +69,13 @@ class ItemBoundsTest {
       big.add(new DocItem(i, "#/texts/" + i, "text", text, List.of(1), 0, 0));
     }
     refused(docOf(big), IngestException.Reason.TOO_LARGE, "characters of text; the limit is 10000000");
+    // A small source may not expand past its allowance: 1,000 bytes to 300,000 characters.
+    List<DocItem> expanded = List.of(new DocItem(0, "#/tables/0", "table", "| a |\n|---|\n" + "| x |\n".repeat(50_000), List.of(1), 0, 0));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ItemBounds.apply("span.json", docOf(expanded), 1_000))
+        .isInstanceOf(IngestException.class).hasMessageContaining("the limit is 200000 for one document of 1000 bytes");
+    assertThat(ItemBounds.apply("span.json", docOf(expanded), 20_000).items()).hasSizeGreaterThan(1);
+    assertThat(ItemBounds.maxChars(10)).isEqualTo(ItemBounds.FREE_CHARS);
+    assertThat(ItemBounds.maxChars(50L * 1024 * 1024)).isEqualTo(ItemBounds.MAX_DOCUMENT_CHARS);
     List<DocItem> many = new ArrayList<>();
     for (int i = 0; i <= ItemBounds.MAX_ITEMS; i++) {
       many.add(new DocItem(i, "#/pictures/" + i, "picture", "", List.of(), 0, 0));
