@@ -1,7 +1,6 @@
 package dev.quarry.ingest;
 
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * A retrieval unit: a contiguous item range inside one section, or one piece of a single item that
@@ -10,8 +9,7 @@ import java.util.regex.Pattern;
  * @param itemStart first item position
  * @param itemEnd one past the last item position
  * @param headings the section path, outermost first
- * @param content what is indexed and embedded (tables without their figures: {@link #embeddedText}):
- *     the heading path, then the items' text
+ * @param content what is embedded and indexed: the heading path, then the items' text
  * @param docItemRefs the {@code self_ref}s of the items whose text is in the chunk
  * @param labels the distinct labels of those items, in order of appearance
  */
@@ -90,20 +88,22 @@ public record Chunk(
     return context == null || context.isBlank() ? content : context + "\n\n" + content;
   }
 
-  private static final Pattern TABLE_RULE = Pattern.compile("\\|(\\s*:?-+:?\\s*\\|)+");
+  private static final java.util.regex.Pattern TABLE_RULE =
+      java.util.regex.Pattern.compile("\\|(\\s*:?-+:?\\s*\\|)+");
   /** What a figure cell is made of: digits and what surrounds them ("$ (1,234.5)", "12 %", "—"). */
-  private static final Pattern FIGURE_CHARS = Pattern.compile("[\\s$€£¥()\\[\\]\\-—–−.,%\\d]+");
-  private static final Pattern NOT_MEANINGFUL = Pattern.compile("(?i)n/?[am]");
+  private static final java.util.regex.Pattern FIGURE_CHARS =
+      java.util.regex.Pattern.compile("[\\s$€£¥()\\[\\]\\-—–−.,%\\d]+");
+  private static final java.util.regex.Pattern NOT_MEANINGFUL =
+      java.util.regex.Pattern.compile("(?i)n/?[am]");
 
   /**
    * The content with each Markdown table row reduced to its cells that are words: a statement's
    * line items and its periods (the header row is kept whole), without the figures, the empty cells
    * and the rule under the header.
-   *
-   * <p>A row of figures in Markdown is mostly digits and pipes, and a figure splits into several word
-   * pieces; the model reads at most 512, so a long statement's lower line items could be cut off
-   * behind its figures. What a statement is about is its line items ("Operating income", "Total
-   * current liabilities"); its figures say nothing the model can match a question with (BM25
+   * A row of figures in Markdown is mostly digits and pipes, and a figure splits into several word
+   * pieces ("$ 16,388": five); the model reads at most 512, so a long statement's lower line items
+   * could be cut off behind its figures. What a statement is about is its line items ("Operating income",
+   * "Total current liabilities"); its figures say nothing the model can match a question with (BM25
    * still indexes them: it indexes the content, not this). Lines that are not table rows, and text
    * tables' cells, are unchanged.
    */
@@ -128,8 +128,7 @@ public record Chunk(
       StringBuilder row = new StringBuilder();
       for (String cell : t.substring(1, t.length() - 1).split("\\|", -1)) {
         String c = cell.strip();
-        boolean figure = FIGURE_CHARS.matcher(c).matches() || NOT_MEANINGFUL.matcher(c).matches();
-        if (c.isEmpty() || figure && !header) {
+        if (c.isEmpty() || !header && (FIGURE_CHARS.matcher(c).matches() || NOT_MEANINGFUL.matcher(c).matches())) {
           continue;
         }
         row.append(row.isEmpty() ? "" : " | ").append(c);
