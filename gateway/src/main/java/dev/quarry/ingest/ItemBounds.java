@@ -82,7 +82,6 @@ public final class ItemBounds {
           + items.size() + " items; the limit is " + MAX_ITEMS + " for one document");
     }
     long chars = 0;
-    long pageReferences = 0;
     boolean pagesInOrder = true;
     for (DocItem it : items) {
       chars += it.text().length();
@@ -98,7 +97,6 @@ public final class ItemBounds {
       for (int i = 1; i < pages.size() && pagesInOrder; i++) {
         pagesInOrder = pages.get(i) > pages.get(i - 1);
       }
-      pageReferences += pages.size();
     }
     long maxChars = maxChars(sourceBytes);
     if (chars > maxChars) {
@@ -112,7 +110,7 @@ public final class ItemBounds {
             List.copyOf(new java.util.TreeSet<>(it.pageNumbers())), it.headingLevel(), it.treeDepth())).toList(),
         doc.undecodableByPage());
     ConvertedDocument bounded = apply(ordered, MAX_ITEM_CHARS);
-    pageReferences = 0;
+    long pageReferences = 0;
     for (DocItem it : bounded.items()) {
       pageReferences += it.pageNumbers().size(); // pieces repeat their item's pages
     }
