@@ -31,7 +31,8 @@ public record Config(
     String pgAppPassword,
     TenancySettings tenancy,
     long bodyTimeoutMs,
-    int sseHeartbeatSeconds) {
+    int sseHeartbeatSeconds,
+    int searchMemoryMb) {
 
   /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
   public static final String DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5-q";
@@ -77,7 +78,8 @@ public record Config(
         s.secret("QUARRY_PG_APP_PASSWORD", "quarry_app"),
         TenancySettings.read(s),
         s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000),
-        s.integer("QUARRY_SSE_HEARTBEAT_SECONDS", 15, 1, 300));
+        s.integer("QUARRY_SSE_HEARTBEAT_SECONDS", 15, 1, 300),
+        s.integer("QUARRY_SEARCH_MEMORY_MB", 256, 0, 1_048_576));
   }
 
   /** The same settings with another database name: tests use one database per test class. */
@@ -109,6 +111,11 @@ public record Config(
   /** The same settings with another heartbeat interval of event streams (tests wait for one). */
   public Config withSseHeartbeatSeconds(int seconds) {
     return Records.with(this, "sseHeartbeatSeconds", seconds);
+  }
+
+  /** The same settings with another heap budget for BM25 postings kept in memory (0: none). */
+  public Config withSearchMemoryMb(int mb) {
+    return Records.with(this, "searchMemoryMb", mb);
   }
 
   /** How often a server-sent event stream that has nothing to say writes a comment line. */

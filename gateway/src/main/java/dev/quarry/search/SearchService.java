@@ -75,6 +75,7 @@ public final class SearchService {
   private final int postingBudget;
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
+  private final TermIndexes termIndexes;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
     this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
@@ -91,6 +92,13 @@ public final class SearchService {
 
   private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
       QuarryMetrics metrics) {
+    this(vertx, pool, embedder, config, postingBudget, metrics,
+        new TermIndexes(pool, config.searchMemoryMb() * 1024L * 1024L));
+  }
+
+  /** With copies of postings kept as a test arranges them (its own budget and clock). */
+  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
+      QuarryMetrics metrics, TermIndexes termIndexes) {
     this.metrics = metrics;
     if (postingBudget < 0) {
       throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
@@ -102,6 +110,13 @@ public final class SearchService {
     this.config = config;
     this.sql = new SearchSql(embedder.modelName(), embedder.dimensions());
     this.expander = new ContextExpander(config.contextBudgetChars());
+    this.termIndexes = termIndexes;
+    metrics.termIndexBytes(termIndexes::bytes);
+  }
+
+  /** The copies of tenants' postings this service ranks with: tests build and inspect them. */
+  TermIndexes termIndexes() {
+    return termIndexes;
   }
 
   /**
@@ -143,7 +158,7 @@ public final class SearchService {
         : request.documentIds().toArray(UUID[]::new);
     SearchQuery query = SearchQuery.of(request.query());
     Args args = new Args(tenantId, query.fullText(), null, scope, candidates(fused), null);
-    Future<List<Scored<UUID>>> ranked = statement(sql.fullTextIds, args).map(SearchService::scored);
+    Future<List<Scored<UUID>>> ranked = fullText(args, false).map(SearchService::scoredChunks);
     Future<List<Scored<UUID>>> nearest = embed(query.embedded())
         .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
         .map(SearchService::scored);
@@ -174,12 +189,13 @@ public final class SearchService {
     SearchQuery searched = SearchQuery.of(query);
     if (mode != SearchMode.HYBRID) {
       Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null) : embed(searched.embedded());
-      return vector.compose(v -> statement(mode == SearchMode.FULL_TEXT ? sql.fullText : sql.vector,
-          new Args(tenantId, searched.fullText(), v, null, limit, null))).map(SearchService::ranked);
+      Args args = new Args(tenantId, searched.fullText(), null, null, limit, null);
+      return mode == SearchMode.FULL_TEXT ? fullText(args, true)
+          : vector.compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
     }
     // Both sides as search takes them, fused the same way.
     Args args = new Args(tenantId, searched.fullText(), null, null, candidates(limit), null);
-    Future<List<RankedChunk>> ranked = statement(sql.fullText, args).map(SearchService::ranked);
+    Future<List<RankedChunk>> ranked = fullText(args, true);
     Future<List<RankedChunk>> nearest = embed(searched.embedded())
         .compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
     return Future.all(ranked, nearest).map(both -> {
@@ -200,6 +216,75 @@ public final class SearchService {
       }
       return out;
     });
+  }
+
+  /**
+   * The full-text ranking of {@code args.candidates()} chunks: from the gateway's copy of the
+   * tenant's postings when it has the version the database reports with the query's terms, else
+   * from the database (and a fresh copy is asked for). Both rank the same way ({@link TermIndex}).
+   * Document ids are filled in when {@code withDocuments}; otherwise they may be null.
+   */
+  private Future<List<RankedChunk>> fullText(Args args, boolean withDocuments) {
+    Statement inDatabase = withDocuments ? sql.fullText : sql.fullTextIds;
+    if (!termIndexes.enabled()) {
+      return fromDatabase(inDatabase, args, withDocuments);
+    }
+    UUID tenant = args.tenantId();
+    if (termIndexes.current(tenant) == null) {
+      termIndexes.refresh(tenant, -1);
+      return fromDatabase(inDatabase, args, withDocuments);
+    }
+    return statement(sql.queryTerms, args).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.succeededFuture(List.of());
+      }
+      List<TermIndex.Term> terms = new ArrayList<>();
+      long version = 0;
+      double avgdl = 1;
+      for (Row row : rows) {
+        version = row.getLong("term_version");
+        avgdl = row.getDouble("avgdl");
+        if (row.getString("term") != null) {
+          terms.add(new TermIndex.Term(row.getString("term"), row.getDouble("idf"), row.getBoolean("essential")));
+        }
+      }
+      if (terms.isEmpty()) {
+        return Future.succeededFuture(List.of());
+      }
+      TermIndex held = termIndexes.current(tenant);
+      if (held == null || held.version != version) {
+        termIndexes.refresh(tenant, version);
+        return fromDatabase(inDatabase, args, withDocuments);
+      }
+      metrics.fullTextRanked("memory");
+      List<RankedChunk> out = new ArrayList<>();
+      for (TermIndex.Hit h : held.rank(terms, avgdl, args.candidates() * POOL_FACTOR, args.candidates(), args.scope())) {
+        out.add(new RankedChunk(h.chunkId(), h.documentId(), h.score()));
+      }
+      return Future.succeededFuture(out);
+    });
+  }
+
+  private Future<List<RankedChunk>> fromDatabase(Statement statement, Args args, boolean withDocuments) {
+    metrics.fullTextRanked("database");
+    return statement(statement, args).map(rows -> {
+      if (withDocuments) {
+        return ranked(rows);
+      }
+      List<RankedChunk> out = new ArrayList<>(rows.size());
+      for (Row row : rows) {
+        out.add(new RankedChunk(row.getUUID(0), null, row.getDouble(1)));
+      }
+      return out;
+    });
+  }
+
+  private static List<Scored<UUID>> scoredChunks(List<RankedChunk> ranked) {
+    List<Scored<UUID>> out = new ArrayList<>(ranked.size());
+    for (RankedChunk r : ranked) {
+      out.add(new Scored<>(r.chunkId(), r.score()));
+    }
+    return out;
   }
 
   private static List<RankedChunk> ranked(RowSet<Row> rows) {

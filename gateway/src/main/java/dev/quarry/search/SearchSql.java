@@ -47,6 +47,13 @@ final class SearchSql {
   final Statement vector;
   /** The full-text ranking: chunk ids and BM25 scores, best first. */
   final Statement fullTextIds;
+  /**
+   * What the full-text ranking takes from the database before it reads a posting: the tenant's
+   * term_version and average chunk length, then the query's terms as that ranking chooses them
+   * (rarest first, with idf and whether each is essential); one row with null terms when none is
+   * held, no row when the tenant has no chunks. {@link TermIndex} ranks with these.
+   */
+  final Statement queryTerms;
   /** The vector ranking: chunk ids and cosine similarities, nearest first. */
   final Statement vectorIds;
   /**
@@ -73,10 +80,11 @@ final class SearchSql {
 
     String scope = "(:scope::uuid[] IS NULL OR %s = ANY(:scope::uuid[]))";
 
-    String bm25 = """
+    String terms = """
         stats AS (
           SELECT chunk_count::float8 AS n,
-                 greatest(total_tokens::float8 / greatest(chunk_count, 1), 1.0) AS avgdl
+                 greatest(total_tokens::float8 / greatest(chunk_count, 1), 1.0) AS avgdl,
+                 term_version
           FROM corpus_stats WHERE tenant_id = :tenant
         ),
         query_terms AS (
@@ -96,7 +104,8 @@ final class SearchSql {
                  sum(i.df) OVER (ORDER BY i.df, i.term) <= :postings
                    OR row_number() OVER (ORDER BY i.df, i.term) = 1 AS essential
           FROM term_idf i
-        ),
+        )""";
+    String bm25 = terms + ",\n" + """
         essential AS (
           SELECT t.chunk_id, sum(%BM25%) AS score
           FROM term_role i
@@ -129,8 +138,8 @@ final class SearchSql {
         ),
         fts_ranked AS (
           SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank FROM fts
-        )"""
-        .replace("%BM25%", "i.idf * t.tf * (%K1% + 1)"
+        )""";
+    bm25 = bm25.replace("%BM25%", "i.idf * t.tf * (%K1% + 1)"
             + " / (t.tf + %K1% * (1 - %B% + %B% * t.token_count / s.avgdl))")
         .replace("%K1%", Double.toString(K1) + "::float8")
         .replace("%B%", Double.toString(B) + "::float8")
@@ -160,6 +169,10 @@ final class SearchSql {
         \nSELECT v.chunk_id, c.document_id, (1 - v.distance)::float8 AS score
         FROM vec_ranked v JOIN chunks c ON c.id = v.chunk_id
         ORDER BY v.rank""", vectorExpr, modelPredicate, dimensions);
+    queryTerms = compile("WITH " + terms + """
+        \nSELECT s.term_version, s.avgdl, r.term, r.idf, r.essential
+        FROM stats s LEFT JOIN term_role r ON true
+        ORDER BY r.df, r.term""", vectorExpr, modelPredicate, dimensions);
     fullTextIds = compile("WITH " + bm25 + """
         \nSELECT f.chunk_id, f.score::float8 AS score FROM fts_ranked f ORDER BY f.rank""",
         vectorExpr, modelPredicate, dimensions);

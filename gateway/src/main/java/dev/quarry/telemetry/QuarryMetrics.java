@@ -218,6 +218,21 @@ public final class QuarryMetrics {
     searchTimer("failure").record(nanos, TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * Search, once per full-text ranking: {@code source} is {@code memory} when the gateway's copy of
+   * the tenant's postings ranked it, {@code database} when PostgreSQL did.
+   */
+  public void fullTextRanked(String source) {
+    Counter.builder("quarry_search_fulltext_rankings").description("Full-text rankings, by where they ran")
+        .tag("source", source).register(registry).increment();
+  }
+
+  /** Search, once at start-up: the heap its copies of tenants' postings take. */
+  public void termIndexBytes(java.util.function.LongSupplier bytes) {
+    Gauge.builder("quarry_search_term_index_bytes", bytes, s -> (double) s.getAsLong()).baseUnit("bytes")
+        .description("Heap reserved for copies of tenants' BM25 postings").register(registry);
+  }
+
   // ---------------------------------------------------------------- analyses (agent loop)
 
   /** The agent loop, when an analysis is accepted and starts running. */

@@ -39,7 +39,7 @@ class ContextExpansionTest {
         c.pgPassword(), c.pgPoolSize(), c.dataDir(), c.maxUploadBytes(), budget,
         c.embeddingProvider(), c.embeddingModel(), c.embeddingBaseUrl(), c.embeddingApiKey(),
         c.searchDefaultLimit(), c.searchMaxLimit(), c.maxQueryChars(), c.pgAppUser(), c.pgAppPassword(),
-        c.tenancy(), c.bodyTimeoutMs(), c.sseHeartbeatSeconds());
+        c.tenancy(), c.bodyTimeoutMs(), c.sseHeartbeatSeconds(), c.searchMemoryMb());
   }
 
   static Corpus corpus(Connection c) throws Exception {

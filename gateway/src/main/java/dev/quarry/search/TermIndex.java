@@ -1,0 +1,290 @@
+package dev.quarry.search;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * One tenant's BM25 postings as the database held them at one {@code term_version}, in memory, so
+ * that a search scores them here instead of in a statement that reads and sums thousands of index
+ * rows. Immutable once built; {@link TermIndexes} keeps one per tenant and replaces it when the
+ * version moves.
+ *
+ * <p>{@link #rank} is {@link SearchSql}'s full-text ranking computed over these arrays: the same
+ * terms (the statement that reads their document frequencies chooses them, computes their idf and
+ * marks the essential ones), the same per-posting weight, the same pool of the essential terms'
+ * best chunks, the common terms added to those alone, the same ties broken by chunk id in
+ * PostgreSQL's uuid order. Chunks are numbered in that order, so the tie-break is a comparison of
+ * their numbers.
+ */
+final class TermIndex {
+  /** A query term as the database chose it. */
+  record Term(String term, double idf, boolean essential) {}
+
+  /** A ranked chunk. */
+  record Hit(UUID chunkId, UUID documentId, double score) {}
+
+  private record Postings(int[] chunks, short[] tf) {}
+
+  final long version;
+  private final long[] chunkHi;
+  private final long[] chunkLo;
+  private final int[] tokenCount;
+  private final int[] documentOf;
+  private final UUID[] documents;
+  private final Map<UUID, Integer> documentNumbers;
+  private final Map<String, Postings> postings;
+  private final long postingCount;
+
+  private TermIndex(long version, long[] chunkHi, long[] chunkLo, int[] tokenCount, int[] documentOf,
+      UUID[] documents, Map<UUID, Integer> documentNumbers, Map<String, Postings> postings,
+      long postingCount) {
+    this.version = version;
+    this.chunkHi = chunkHi;
+    this.chunkLo = chunkLo;
+    this.tokenCount = tokenCount;
+    this.documentOf = documentOf;
+    this.documents = documents;
+    this.documentNumbers = documentNumbers;
+    this.postings = postings;
+    this.postingCount = postingCount;
+  }
+
+  int chunks() {
+    return chunkHi.length;
+  }
+
+  long postings() {
+    return postingCount;
+  }
+
+  int terms() {
+    return postings.size();
+  }
+
+  /** Heap taken, estimated the way {@link TermIndexes} reserves it before a build. */
+  long bytes() {
+    return estimateBytes(chunks(), postingCount, terms(), documents.length);
+  }
+
+  /** About what an index of this shape takes on the heap. */
+  static long estimateBytes(long chunks, long postings, long terms, long documents) {
+    // Per posting an int and a short; per chunk two longs and two ints; per term its map entry,
+    // key and two array headers; per document its UUID and map entry.
+    return postings * 6 + chunks * 24 + terms * 120 + documents * 100;
+  }
+
+  /**
+   * The best {@code candidates} chunks for {@code terms} (in the order the database gave them:
+   * rarest first), or fewer when fewer hold an essential term; {@code scope} null for all of the
+   * tenant's documents.
+   */
+  List<Hit> rank(List<Term> terms, double avgdl, int pool, int candidates, UUID[] scope) {
+    boolean[] inScope = null;
+    if (scope != null) {
+      inScope = new boolean[documents.length];
+      for (UUID d : scope) {
+        Integer n = documentNumbers.get(d);
+        if (n != null) {
+          inScope[n] = true;
+        }
+      }
+    }
+    double k1 = SearchSql.K1;
+    double b = SearchSql.B;
+    double k1PlusOne = k1 + 1;
+    // Essential terms summed over every chunk (in scope) that holds one.
+    Map<Integer, double[]> essential = new HashMap<>();
+    List<Term> rest = new ArrayList<>();
+    for (Term t : terms) {
+      if (!t.essential()) {
+        rest.add(t);
+        continue;
+      }
+      Postings p = postings.get(t.term());
+      if (p == null) {
+        continue;
+      }
+      for (int i = 0; i < p.chunks.length; i++) {
+        int c = p.chunks[i];
+        if (inScope != null && !inScope[documentOf[c]]) {
+          continue;
+        }
+        double w = weight(t.idf(), p.tf[i], tokenCount[c], avgdl, k1, b, k1PlusOne);
+        double[] sum = essential.get(c);
+        if (sum == null) {
+          essential.put(c, new double[] {w});
+        } else {
+          sum[0] += w;
+        }
+      }
+    }
+    int[] pooled = top(essential, pool);
+    // The common terms, looked up in the pooled chunks only.
+    double[] restScore = new double[pooled.length];
+    for (Term t : rest) {
+      Postings p = postings.get(t.term());
+      if (p == null) {
+        continue;
+      }
+      for (int j = 0; j < pooled.length; j++) {
+        int c = pooled[j];
+        int i = Arrays.binarySearch(p.chunks, c);
+        if (i >= 0) {
+          restScore[j] += weight(t.idf(), p.tf[i], tokenCount[c], avgdl, k1, b, k1PlusOne);
+        }
+      }
+    }
+    Map<Integer, double[]> scored = new HashMap<>(pooled.length * 2);
+    for (int j = 0; j < pooled.length; j++) {
+      scored.put(pooled[j], new double[] {essential.get(pooled[j])[0] + restScore[j]});
+    }
+    int[] best = top(scored, candidates);
+    List<Hit> hits = new ArrayList<>(best.length);
+    for (int c : best) {
+      hits.add(new Hit(new UUID(chunkHi[c], chunkLo[c]), documents[documentOf[c]], scored.get(c)[0]));
+    }
+    return hits;
+  }
+
+  /** SearchSql's BM25 weight of one posting, operation for operation. */
+  private static double weight(double idf, int tf, int tokens, double avgdl, double k1, double b,
+      double k1PlusOne) {
+    return idf * tf * k1PlusOne / (tf + k1 * (1 - b + b * tokens / avgdl));
+  }
+
+  /** The {@code k} best chunks by score, then by number (uuid order), best first. */
+  private static int[] top(Map<Integer, double[]> scores, int k) {
+    Integer[] all = scores.keySet().toArray(Integer[]::new);
+    Arrays.sort(all, (x, y) -> {
+      int byScore = Double.compare(scores.get(y)[0], scores.get(x)[0]);
+      return byScore != 0 ? byScore : Integer.compare(x, y);
+    });
+    int n = Math.min(k, all.length);
+    int[] out = new int[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = all[i];
+    }
+    return out;
+  }
+
+  /** PostgreSQL's uuid order: the 16 bytes compared unsigned, most significant first. */
+  static int compareUuids(long hiA, long loA, long hiB, long loB) {
+    int c = Long.compareUnsigned(hiA, hiB);
+    return c != 0 ? c : Long.compareUnsigned(loA, loB);
+  }
+
+  /**
+   * Builds an index from the database's rows: first every chunk in uuid order, then every posting
+   * in (term, chunk) order, as one snapshot gave them. Anything out of that order is refused, not
+   * indexed wrongly.
+   */
+  static final class Builder {
+    private final long version;
+    private long[] hi = new long[1024];
+    private long[] lo = new long[1024];
+    private int[] tokens = new int[1024];
+    private int[] documentOf = new int[1024];
+    private int chunkCount;
+    private final List<UUID> documents = new ArrayList<>();
+    private final Map<UUID, Integer> documentNumbers = new HashMap<>();
+    private final Map<String, Postings> postings = new HashMap<>();
+    private long postingCount;
+    private String term;
+    private int[] termChunks = new int[256];
+    private short[] termTf = new short[256];
+    private int termSize;
+
+    Builder(long version) {
+      this.version = version;
+    }
+
+    void chunk(UUID id, UUID document, int tokenCount) {
+      long h = id.getMostSignificantBits();
+      long l = id.getLeastSignificantBits();
+      if (chunkCount > 0 && compareUuids(hi[chunkCount - 1], lo[chunkCount - 1], h, l) >= 0) {
+        throw new IllegalStateException("chunks out of uuid order at " + id);
+      }
+      if (chunkCount == hi.length) {
+        int n = hi.length * 2;
+        hi = Arrays.copyOf(hi, n);
+        lo = Arrays.copyOf(lo, n);
+        tokens = Arrays.copyOf(tokens, n);
+        documentOf = Arrays.copyOf(documentOf, n);
+      }
+      Integer d = documentNumbers.get(document);
+      if (d == null) {
+        d = documents.size();
+        documents.add(document);
+        documentNumbers.put(document, d);
+      }
+      hi[chunkCount] = h;
+      lo[chunkCount] = l;
+      tokens[chunkCount] = tokenCount;
+      documentOf[chunkCount] = d;
+      chunkCount++;
+    }
+
+    void posting(String lexeme, UUID chunk, int tf) {
+      if (tf < 1 || tf > Short.MAX_VALUE) {
+        throw new IllegalStateException("term frequency " + tf + " of " + lexeme + " out of range");
+      }
+      if (!lexeme.equals(term)) {
+        finishTerm();
+        if (postings.containsKey(lexeme)) {
+          throw new IllegalStateException("postings of " + lexeme + " not together");
+        }
+        term = lexeme;
+      }
+      int c = find(chunk);
+      if (termSize > 0 && termChunks[termSize - 1] >= c) {
+        throw new IllegalStateException("postings of " + lexeme + " out of chunk order");
+      }
+      if (termSize == termChunks.length) {
+        termChunks = Arrays.copyOf(termChunks, termSize * 2);
+        termTf = Arrays.copyOf(termTf, termSize * 2);
+      }
+      termChunks[termSize] = c;
+      termTf[termSize] = (short) tf;
+      termSize++;
+    }
+
+    private int find(UUID chunk) {
+      long h = chunk.getMostSignificantBits();
+      long l = chunk.getLeastSignificantBits();
+      int low = 0;
+      int high = chunkCount - 1;
+      while (low <= high) {
+        int mid = (low + high) >>> 1;
+        int c = compareUuids(hi[mid], lo[mid], h, l);
+        if (c < 0) {
+          low = mid + 1;
+        } else if (c > 0) {
+          high = mid - 1;
+        } else {
+          return mid;
+        }
+      }
+      throw new IllegalStateException("posting of a chunk not listed: " + chunk);
+    }
+
+    private void finishTerm() {
+      if (term != null && termSize > 0) {
+        postings.put(term, new Postings(Arrays.copyOf(termChunks, termSize), Arrays.copyOf(termTf, termSize)));
+        postingCount += termSize;
+      }
+      term = null;
+      termSize = 0;
+    }
+
+    TermIndex build() {
+      finishTerm();
+      return new TermIndex(version, Arrays.copyOf(hi, chunkCount), Arrays.copyOf(lo, chunkCount),
+          Arrays.copyOf(tokens, chunkCount), Arrays.copyOf(documentOf, chunkCount),
+          documents.toArray(UUID[]::new), Map.copyOf(documentNumbers), Map.copyOf(postings), postingCount);
+    }
+  }
+}

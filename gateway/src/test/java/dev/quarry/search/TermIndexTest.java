@@ -1,0 +1,310 @@
+package dev.quarry.search;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.config.Config;
+import dev.quarry.support.SharedData;
+import dev.quarry.support.TestDatabase;
+import dev.quarry.support.TestStack;
+import dev.quarry.telemetry.QuarryMetrics;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gateway's in-memory copy of a tenant's postings ({@link TermIndex}, {@link TermIndexes})
+ * against the database's own ranking, on the 1,398 Cranfield abstracts and all 225 of their
+ * queries: it must rank the same chunks in the same order with the same scores, be used only while
+ * it holds the database's version, never hold another tenant's chunks, and stay within its budget.
+ */
+@DisplayName("BM25 ranked from the gateway's copy of the postings, against the database's ranking")
+class TermIndexTest {
+  static final int PER_DOCUMENT = 50;
+
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final TestDatabase db = stack.db();
+  static final Vertx vertx = stack.vertx();
+  static final Pool pool = stack.pool();
+  static final AtomicLong clock = new AtomicLong();
+  static final List<String> queries = new ArrayList<>();
+  static final List<UUID> documents = new ArrayList<>();
+  static UUID tenant;
+
+  @BeforeAll
+  static void setUp() throws Exception {
+    var dir = SharedData.path("retrieval/cranfield");
+    List<String> abstracts = new ArrayList<>();
+    Matcher d = Pattern.compile("\\.I \\d+\\s*\\n\\.T\\n(.*?)\\n\\.A\\n.*?\\.W\\n(.*?)(?=\\n\\.I |\\z)", Pattern.DOTALL)
+        .matcher(Files.readString(dir.resolve("cran.all.1400")).replace("\r\n", "\n"));
+    while (d.find()) {
+      abstracts.add((d.group(1) + " " + d.group(2)).replaceAll("\\s+", " ").strip());
+    }
+    Matcher q = Pattern.compile("\\.I \\d+\\s*\\n\\.W\\n(.*?)(?=\\n\\.I |\\z)", Pattern.DOTALL)
+        .matcher(Files.readString(dir.resolve("cran.qry")).replace("\r\n", "\n"));
+    while (q.find()) {
+      queries.add(q.group(1).replaceAll("\\s+", " ").strip());
+    }
+    assertThat(abstracts).hasSizeGreaterThan(1_300);
+    assertThat(queries).hasSize(225);
+    Embedder embedder = SharedEmbedder.get();
+    try (Connection c = db.jdbc()) {
+      c.setAutoCommit(false);
+      tenant = new Corpus(c, embedder).tenant("cranfield");
+      load(c, tenant, abstracts, embedder.modelName(), embedder.dimensions());
+      c.commit();
+    }
+    db.prepare(vertx, service(0, 10_000));
+  }
+
+  /** A search service whose copies have {@code memoryMb} of heap and this test's clock. */
+  static SearchService service(int memoryMb, int postingBudget) {
+    return service(memoryMb, postingBudget, new QuarryMetrics());
+  }
+
+  static SearchService service(int memoryMb, int postingBudget, QuarryMetrics metrics) {
+    Config config = db.config().withSearchMemoryMb(memoryMb);
+    return new SearchService(vertx, pool, SharedEmbedder.get(), config, postingBudget, metrics,
+        new TermIndexes(pool, memoryMb * 1024L * 1024L, clock::get));
+  }
+
+  /** Builds the tenant's copy now (the test's clock moved past any throttle) and returns it. */
+  static TermIndex built(TermIndexes indexes, UUID of) {
+    clock.addAndGet(3_600_000_000_000L);
+    var build = indexes.refresh(of, -1);
+    assertThat(build).as("a build starts").isNotNull();
+    build.await();
+    return indexes.current(of);
+  }
+
+  static double counted(QuarryMetrics metrics, String source) {
+    var counter = metrics.registry().find("quarry_search_fulltext_rankings").tag("source", source).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  @Test
+  @DisplayName("every Cranfield query ranks the same 100 chunks, in the same order, with the same scores, at two posting budgets")
+  void sameRankingAsTheDatabase() {
+    for (int budget : new int[] {10_000, 40}) {
+      SearchService inDatabase = service(0, budget);
+      QuarryMetrics metrics = new QuarryMetrics();
+      SearchService inMemory = service(64, budget, metrics);
+      TermIndex copy = built(inMemory.termIndexes(), tenant);
+      assertThat(copy).isNotNull();
+      assertThat(copy.chunks()).isGreaterThan(1_300);
+      int differentOrder = 0;
+      for (String query : queries) {
+        List<RankedChunk> expected = inDatabase.rank(tenant, query, SearchMode.FULL_TEXT, 100).await();
+        List<RankedChunk> actual = inMemory.rank(tenant, query, SearchMode.FULL_TEXT, 100).await();
+        assertThat(actual).as("hits for %s", query).hasSameSizeAs(expected);
+        assertThat(expected).as("the query %s matches something", query).isNotEmpty();
+        for (int i = 0; i < expected.size(); i++) {
+          RankedChunk e = expected.get(i);
+          RankedChunk a = actual.get(i);
+          assertThat(Math.abs(a.score() - e.score())).as("score %d of %s", i, query)
+              .isLessThanOrEqualTo(1e-9 * Math.abs(e.score()));
+          assertThat(a.documentId()).isNotNull();
+          if (!a.chunkId().equals(e.chunkId())) {
+            // Only chunks whose scores tie (to the last bits) may trade places.
+            differentOrder++;
+            assertThat(actual.stream().map(RankedChunk::chunkId)).as("%s: %s", query, e)
+                .contains(e.chunkId());
+          }
+        }
+      }
+      assertThat(differentOrder).as("positions held by another, equally scored chunk").isLessThan(queries.size());
+      assertThat(counted(metrics, "memory")).isEqualTo(queries.size());
+      assertThat(counted(metrics, "database")).isZero();
+    }
+  }
+
+  @Test
+  @DisplayName("a scoped hybrid search returns the same hits from the copy as from the database")
+  void scopedSearchTheSame() {
+    SearchService inDatabase = service(0, 10_000);
+    QuarryMetrics metrics = new QuarryMetrics();
+    SearchService inMemory = service(64, 10_000, metrics);
+    built(inMemory.termIndexes(), tenant);
+    Random random = new Random(7);
+    for (int i = 0; i < 30; i++) {
+      String query = queries.get(random.nextInt(queries.size()));
+      java.util.Set<UUID> scope = java.util.Set.of(documents.get(2 * i % documents.size()),
+          documents.get((2 * i + 1) % documents.size()), UUID.randomUUID());
+      SearchRequest request = new SearchRequest(query, 10, scope);
+      List<SearchHit> expected = inDatabase.search(tenant, request).await();
+      List<SearchHit> actual = inMemory.search(tenant, request).await();
+      assertThat(actual.stream().map(SearchHit::chunkId).toList()).as(query)
+          .isEqualTo(expected.stream().map(SearchHit::chunkId).toList());
+      assertThat(actual).allSatisfy(h -> assertThat(scope).contains(h.documentId()));
+    }
+    assertThat(counted(metrics, "memory")).isEqualTo(30);
+  }
+
+  @Test
+  @DisplayName("a copy is used only at the database's version: after a write the database ranks until the copy is rebuilt")
+  void staleCopyIsNotUsed() throws Exception {
+    UUID other;
+    UUID added;
+    try (Connection c = db.jdbc()) {
+      Corpus corpus = new Corpus(c, SharedEmbedder.get());
+      other = corpus.tenant("writes");
+      corpus.doc(other, "First").text("basalt columns cool slowly").insert();
+    }
+    QuarryMetrics metrics = new QuarryMetrics();
+    SearchService search = service(64, 10_000, metrics);
+    TermIndex first = built(search.termIndexes(), other);
+    assertThat(search.rank(other, "zyzzogeton basalt", SearchMode.FULL_TEXT, 10).await()).hasSize(1);
+    assertThat(counted(metrics, "memory")).isEqualTo(1);
+
+    try (Connection c = db.jdbc()) {
+      added = new Corpus(c, SharedEmbedder.get()).doc(other, "Second").text("a zyzzogeton on basalt").insert().documentId();
+    }
+    List<RankedChunk> afterWrite = search.rank(other, "zyzzogeton basalt", SearchMode.FULL_TEXT, 10).await();
+    assertThat(afterWrite).hasSize(2);
+    assertThat(afterWrite.get(0).documentId()).isEqualTo(added);
+    assertThat(counted(metrics, "database")).as("the stale copy was not used").isEqualTo(1);
+
+    TermIndex second = built(search.termIndexes(), other);
+    assertThat(second.version).isGreaterThan(first.version);
+    assertThat(search.rank(other, "zyzzogeton basalt", SearchMode.FULL_TEXT, 10).await())
+        .extracting(RankedChunk::chunkId).containsExactlyElementsOf(afterWrite.stream().map(RankedChunk::chunkId).toList());
+    assertThat(counted(metrics, "memory")).isEqualTo(2);
+
+    try (Connection c = db.jdbc(); PreparedStatement s = c.prepareStatement("DELETE FROM documents WHERE id = ?")) {
+      s.setObject(1, added);
+      assertThat(s.executeUpdate()).isEqualTo(1);
+    }
+    assertThat(search.rank(other, "zyzzogeton basalt", SearchMode.FULL_TEXT, 10).await())
+        .extracting(RankedChunk::documentId).doesNotContain(added).hasSize(1);
+    assertThat(counted(metrics, "database")).isEqualTo(2);
+    // A word no chunk holds any more ranks nothing, without reading a posting anywhere.
+    assertThat(search.rank(other, "zyzzogeton", SearchMode.FULL_TEXT, 10).await()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("a tenant's copy holds its own chunks only: another tenant's words find nothing")
+  void tenantsApart() throws Exception {
+    UUID alone;
+    try (Connection c = db.jdbc()) {
+      Corpus corpus = new Corpus(c, SharedEmbedder.get());
+      alone = corpus.tenant("alone");
+      corpus.doc(alone, "Only").text("an obsidian flake").insert();
+    }
+    QuarryMetrics metrics = new QuarryMetrics();
+    SearchService search = service(64, 10_000, metrics);
+    TermIndex copy = built(search.termIndexes(), alone);
+    assertThat(copy.chunks()).isEqualTo(1);
+    // Cranfield's words are all over the other tenant; here they match nothing.
+    assertThat(search.rank(alone, "aeroelastic models of heated high speed aircraft obsidian",
+        SearchMode.FULL_TEXT, 10).await()).hasSize(1);
+    assertThat(search.rank(alone, "aeroelastic models of heated high speed aircraft",
+        SearchMode.FULL_TEXT, 10).await()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("copies stay within their budget: the one used longest ago makes room, one too large is not made")
+  void withinBudget() throws Exception {
+    UUID small;
+    try (Connection c = db.jdbc()) {
+      Corpus corpus = new Corpus(c, SharedEmbedder.get());
+      small = corpus.tenant("small");
+      corpus.doc(small, "Small").text("gneiss and schist").insert();
+    }
+    TermIndex big = built(new TermIndexes(pool, 64L << 20, clock::get), tenant);
+    long bigBytes = big.bytes();
+    // Room for the large tenant's copy and less than the small one's.
+    TermIndexes indexes = new TermIndexes(pool, bigBytes + 50, clock::get);
+    assertThat(built(indexes, tenant)).isNotNull();
+    assertThat(indexes.bytes()).isEqualTo(bigBytes);
+    clock.addAndGet(1);
+    TermIndex smallCopy = built(indexes, small);
+    assertThat(smallCopy).isNotNull();
+    assertThat(indexes.current(tenant)).as("evicted to make room").isNull();
+    assertThat(indexes.bytes()).isEqualTo(smallCopy.bytes()).isLessThanOrEqualTo(bigBytes + 50);
+
+    TermIndexes tiny = new TermIndexes(pool, 10_000, clock::get);
+    clock.addAndGet(3_600_000_000_000L);
+    tiny.refresh(tenant, -1).await();
+    assertThat(tiny.current(tenant)).as("too large for the budget").isNull();
+    assertThat(tiny.bytes()).isZero();
+    assertThat(built(tiny, small)).isNotNull();
+  }
+
+  private static void load(Connection c, UUID tenant, List<String> abstracts, String model, int dims)
+      throws Exception {
+    Random random = new Random(42);
+    PreparedStatement doc = c.prepareStatement("""
+        INSERT INTO documents (id, tenant_id, title, uri, source_type, content_hash, byte_size,
+                               content, toc, item_count, chunk_count)
+        VALUES (?, ?, ?, ?, 'text', ?, 0, '', '{"tree": []}'::jsonb, ?, ?)""");
+    PreparedStatement item = c.prepareStatement("""
+        INSERT INTO items (tenant_id, document_id, position, self_ref, label, text, page_numbers,
+                           heading_level, tree_depth, section_start, section_end)
+        VALUES (?, ?, ?, ?, 'text', ?, '{}', 0, 0, 0, ?)""");
+    PreparedStatement chunk = c.prepareStatement("""
+        INSERT INTO chunks (id, tenant_id, document_id, ordinal, item_start, item_end, headings,
+                            content, page_numbers, doc_item_refs, labels, embedding_model, embedding)
+        VALUES (?, ?, ?, ?, ?, ?, '{}', ?, '{}', ARRAY[?], '{text}', ?, ?::vector)""");
+    for (int start = 0; start < abstracts.size(); start += PER_DOCUMENT) {
+      List<String> part = abstracts.subList(start, Math.min(abstracts.size(), start + PER_DOCUMENT));
+      UUID docId = UUID.randomUUID();
+      documents.add(docId);
+      doc.setObject(1, docId);
+      doc.setObject(2, tenant);
+      doc.setString(3, "Cranfield abstracts from " + start);
+      doc.setString(4, "cranfield/" + start);
+      doc.setString(5, docId.toString());
+      doc.setInt(6, part.size());
+      doc.setInt(7, part.size());
+      doc.executeUpdate();
+      for (int i = 0; i < part.size(); i++) {
+        item.setObject(1, tenant);
+        item.setObject(2, docId);
+        item.setInt(3, i);
+        item.setString(4, "#/texts/" + i);
+        item.setString(5, part.get(i));
+        item.setInt(6, part.size());
+        item.addBatch();
+        chunk.setObject(1, UUID.randomUUID());
+        chunk.setObject(2, tenant);
+        chunk.setObject(3, docId);
+        chunk.setInt(4, i);
+        chunk.setInt(5, i);
+        chunk.setInt(6, i + 1);
+        chunk.setString(7, part.get(i));
+        chunk.setString(8, "#/texts/" + i);
+        chunk.setString(9, model);
+        chunk.setString(10, unitVector(random, dims));
+        chunk.addBatch();
+      }
+      item.executeBatch();
+      chunk.executeBatch();
+    }
+  }
+
+  private static String unitVector(Random random, int dims) {
+    float[] v = new float[dims];
+    double norm = 0;
+    for (int i = 0; i < dims; i++) {
+      v[i] = (float) random.nextGaussian();
+      norm += v[i] * v[i];
+    }
+    for (int i = 0; i < dims; i++) {
+      v[i] /= (float) Math.sqrt(norm);
+    }
+    return Corpus.vectorText(v);
+  }
+}
