@@ -96,8 +96,11 @@ final class TermIndex {
     double k1 = SearchSql.K1;
     double b = SearchSql.B;
     double k1PlusOne = k1 + 1;
-    // Essential terms summed over every chunk (in scope) that holds one.
-    Map<Integer, double[]> essential = new HashMap<>();
+    Scratch scratch = Scratch.of(chunks());
+    double[] sum = scratch.sum;
+    int[] touched = scratch.touched;
+    int touchedCount = 0;
+    // Essential terms summed over every chunk (in scope) that holds one, in the terms' order.
     List<Term> rest = new ArrayList<>();
     for (Term t : terms) {
       if (!t.essential()) {
@@ -114,16 +117,20 @@ final class TermIndex {
           continue;
         }
         double w = weight(t.idf(), p.tf[i], tokenCount[c], avgdl, k1, b, k1PlusOne);
-        double[] sum = essential.get(c);
-        if (sum == null) {
-          essential.put(c, new double[] {w});
+        if (scratch.stamp[c] != scratch.generation) {
+          scratch.stamp[c] = scratch.generation;
+          sum[c] = w;
+          if (touchedCount == touched.length) {
+            touched = scratch.growTouched();
+          }
+          touched[touchedCount++] = c;
         } else {
-          sum[0] += w;
+          sum[c] += w;
         }
       }
     }
-    int[] pooled = top(essential, pool);
-    // The common terms, looked up in the pooled chunks only.
+    int[] pooled = top(touched, touchedCount, sum, pool);
+    // The common terms, looked up in the pooled chunks only, summed apart and then added.
     double[] restScore = new double[pooled.length];
     for (Term t : rest) {
       Postings p = postings.get(t.term());
@@ -138,15 +145,15 @@ final class TermIndex {
         }
       }
     }
-    Map<Integer, double[]> scored = new HashMap<>(pooled.length * 2);
     for (int j = 0; j < pooled.length; j++) {
-      scored.put(pooled[j], new double[] {essential.get(pooled[j])[0] + restScore[j]});
+      sum[pooled[j]] = sum[pooled[j]] + restScore[j];
     }
-    int[] best = top(scored, candidates);
+    int[] best = top(pooled, pooled.length, sum, candidates);
     List<Hit> hits = new ArrayList<>(best.length);
     for (int c : best) {
-      hits.add(new Hit(new UUID(chunkHi[c], chunkLo[c]), documents[documentOf[c]], scored.get(c)[0]));
+      hits.add(new Hit(new UUID(chunkHi[c], chunkLo[c]), documents[documentOf[c]], sum[c]));
     }
+    scratch.generation++;
     return hits;
   }
 
@@ -156,19 +163,98 @@ final class TermIndex {
     return idf * tf * k1PlusOne / (tf + k1 * (1 - b + b * tokens / avgdl));
   }
 
-  /** The {@code k} best chunks by score, then by number (uuid order), best first. */
-  private static int[] top(Map<Integer, double[]> scores, int k) {
-    Integer[] all = scores.keySet().toArray(Integer[]::new);
-    Arrays.sort(all, (x, y) -> {
-      int byScore = Double.compare(scores.get(y)[0], scores.get(x)[0]);
-      return byScore != 0 ? byScore : Integer.compare(x, y);
-    });
-    int n = Math.min(k, all.length);
-    int[] out = new int[n];
+  /** x ranks before y: the higher score, then the lower number (uuid order). */
+  private static boolean before(int x, int y, double[] score) {
+    return score[x] > score[y] || (score[x] == score[y] && x < y);
+  }
+
+  /**
+   * The {@code k} best of the first {@code n} chunks in {@code among}, best first: a heap of the k
+   * best so far, whose root is the worst of them, then the survivors sorted.
+   */
+  private static int[] top(int[] among, int n, double[] score, int k) {
+    int size = Math.min(k, n);
+    int[] heap = new int[size];
+    int filled = 0;
     for (int i = 0; i < n; i++) {
-      out[i] = all[i];
+      int c = among[i];
+      if (filled < size) {
+        heap[filled] = c;
+        int at = filled++;
+        while (at > 0) {
+          int parent = (at - 1) >>> 1;
+          if (!before(heap[parent], heap[at], score)) {
+            break;
+          }
+          int swap = heap[parent];
+          heap[parent] = heap[at];
+          heap[at] = swap;
+          at = parent;
+        }
+      } else if (size > 0 && before(c, heap[0], score)) {
+        heap[0] = c;
+        int at = 0;
+        while (true) {
+          int left = 2 * at + 1;
+          int right = left + 1;
+          int worst = at;
+          if (left < size && before(heap[worst], heap[left], score)) {
+            worst = left;
+          }
+          if (right < size && before(heap[worst], heap[right], score)) {
+            worst = right;
+          }
+          if (worst == at) {
+            break;
+          }
+          int swap = heap[worst];
+          heap[worst] = heap[at];
+          heap[at] = swap;
+          at = worst;
+        }
+      }
+    }
+    Integer[] sorted = new Integer[size];
+    for (int i = 0; i < size; i++) {
+      sorted[i] = heap[i];
+    }
+    Arrays.sort(sorted, (x, y) -> before(x, y, score) ? -1 : before(y, x, score) ? 1 : 0);
+    int[] out = new int[size];
+    for (int i = 0; i < size; i++) {
+      out[i] = sorted[i];
     }
     return out;
+  }
+
+  /**
+   * Per-thread sums, reused from search to search: a chunk's sum counts only when its stamp is the
+   * current generation, so nothing is cleared between searches.
+   */
+  private static final class Scratch {
+    private static final ThreadLocal<Scratch> LOCAL = ThreadLocal.withInitial(Scratch::new);
+    double[] sum = new double[0];
+    int[] stamp = new int[0];
+    int[] touched = new int[1024];
+    int generation = 1;
+
+    static Scratch of(int chunks) {
+      Scratch s = LOCAL.get();
+      if (s.sum.length < chunks) {
+        s.sum = new double[chunks];
+        s.stamp = new int[chunks];
+        s.generation = 1;
+      }
+      if (s.generation == Integer.MAX_VALUE) {
+        Arrays.fill(s.stamp, 0);
+        s.generation = 1;
+      }
+      return s;
+    }
+
+    int[] growTouched() {
+      touched = Arrays.copyOf(touched, touched.length * 2);
+      return touched;
+    }
   }
 
   /** PostgreSQL's uuid order: the 16 bytes compared unsigned, most significant first. */

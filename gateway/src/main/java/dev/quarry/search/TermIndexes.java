@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The tenants' BM25 postings kept in memory ({@link TermIndex}), within a budget of heap.
@@ -32,6 +34,7 @@ import java.util.function.LongSupplier;
  * budget of 0 turns the whole thing off.
  */
 final class TermIndexes {
+  private static final Logger LOG = LoggerFactory.getLogger(TermIndexes.class);
   /** A tenant's copy is rebuilt at most once per this many times its last build's duration. */
   static final int THROTTLE = 4;
   /** Nor more often than this, whatever it took: a tenant without chunks builds nothing, quickly. */
@@ -136,8 +139,15 @@ final class TermIndexes {
           synchronized (this) {
             e.building = false;
             e.lastDuration = clock.getAsLong() - e.lastStart;
+            if (result.failed()) {
+              LOG.warn("copy of a tenant's postings not built; the database ranks its searches: {}",
+                  result.cause().toString());
+            }
             if (result.succeeded() && result.result() != null) {
               TermIndex index = result.result();
+              LOG.info("copy of a tenant's postings built: version {}, {} chunks, {} postings, {} terms,"
+                  + " {} bytes, {} ms", index.version, index.chunks(), index.postings(), index.terms(),
+                  index.bytes(), e.lastDuration / 1_000_000);
               long bytes = index.bytes();
               reserved += bytes - e.reservedBytes;
               e.reservedBytes = bytes;
