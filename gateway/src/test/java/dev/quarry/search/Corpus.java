@@ -258,6 +258,83 @@ final class Corpus {
     }
   }
 
+  /**
+   * Loads many short texts fast, for tests at scale: documents of {@code perDocument} texts, one
+   * item and one chunk per text, and a random unit vector per chunk (seeded), since embedding
+   * thousands of texts would take minutes and full-text search does not read vectors. Returns the
+   * documents in order; {@code chunkKeys} gets each chunk's key (the first of its pair).
+   */
+  static List<UUID> bulk(Connection c, UUID tenant, List<String[]> keyedTexts, int perDocument,
+      String titlePrefix, String model, int dims, java.util.Map<UUID, String> chunkKeys) throws SQLException {
+    java.util.Random random = new java.util.Random(42);
+    List<UUID> documents = new ArrayList<>();
+    try (PreparedStatement doc = c.prepareStatement("""
+            INSERT INTO documents (id, tenant_id, title, uri, source_type, content_hash, byte_size,
+                                   content, toc, item_count, chunk_count)
+            VALUES (?, ?, ?, ?, 'text', ?, 0, '', '{"tree": []}'::jsonb, ?, ?)""");
+        PreparedStatement item = c.prepareStatement("""
+            INSERT INTO items (tenant_id, document_id, position, self_ref, label, text, page_numbers,
+                               heading_level, tree_depth, section_start, section_end)
+            VALUES (?, ?, ?, ?, 'text', ?, '{}', 0, 0, 0, ?)""");
+        PreparedStatement chunk = c.prepareStatement("""
+            INSERT INTO chunks (id, tenant_id, document_id, ordinal, item_start, item_end, headings,
+                                content, page_numbers, doc_item_refs, labels, embedding_model, embedding)
+            VALUES (?, ?, ?, ?, ?, ?, '{}', ?, '{}', ARRAY[?], '{text}', ?, ?::vector)""")) {
+      for (int start = 0; start < keyedTexts.size(); start += perDocument) {
+        List<String[]> part = keyedTexts.subList(start, Math.min(keyedTexts.size(), start + perDocument));
+        UUID docId = UUID.randomUUID();
+        documents.add(docId);
+        doc.setObject(1, docId);
+        doc.setObject(2, tenant);
+        doc.setString(3, titlePrefix + " " + part.get(0)[0] + "-" + part.get(part.size() - 1)[0]);
+        doc.setString(4, titlePrefix.toLowerCase().replaceAll("\\W+", "-") + "/" + start);
+        doc.setString(5, docId.toString());
+        doc.setInt(6, part.size());
+        doc.setInt(7, part.size());
+        doc.executeUpdate();
+        for (int i = 0; i < part.size(); i++) {
+          item.setObject(1, tenant);
+          item.setObject(2, docId);
+          item.setInt(3, i);
+          item.setString(4, "#/texts/" + i);
+          item.setString(5, part.get(i)[1]);
+          item.setInt(6, part.size());
+          item.addBatch();
+          UUID chunkId = UUID.randomUUID();
+          chunkKeys.put(chunkId, part.get(i)[0]);
+          chunk.setObject(1, chunkId);
+          chunk.setObject(2, tenant);
+          chunk.setObject(3, docId);
+          chunk.setInt(4, i);
+          chunk.setInt(5, i);
+          chunk.setInt(6, i + 1);
+          chunk.setString(7, part.get(i)[1]);
+          chunk.setString(8, "#/texts/" + i);
+          chunk.setString(9, model);
+          chunk.setString(10, randomUnitVector(random, dims));
+          chunk.addBatch();
+        }
+        item.executeBatch();
+        chunk.executeBatch();
+      }
+    }
+    return documents;
+  }
+
+  static String randomUnitVector(java.util.Random random, int dims) {
+    float[] v = new float[dims];
+    double norm = 0;
+    for (int i = 0; i < dims; i++) {
+      v[i] = (float) random.nextGaussian();
+      norm += v[i] * v[i];
+    }
+    norm = Math.sqrt(norm);
+    for (int i = 0; i < dims; i++) {
+      v[i] /= (float) norm;
+    }
+    return vectorText(v);
+  }
+
   static String vectorText(float[] v) {
     StringBuilder b = new StringBuilder("[");
     for (int i = 0; i < v.length; i++) {

@@ -18,7 +18,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
@@ -75,7 +74,8 @@ class SearchAtScaleTest {
     try (Connection c = db.jdbc()) {
       c.setAutoCommit(false);
       tenant = new Corpus(c, embedder).tenant("vaswani");
-      load(c, docs, embedder.modelName(), embedder.dimensions());
+      Corpus.bulk(c, tenant, docs, PER_DOCUMENT, "Vaswani abstracts", embedder.modelName(),
+          embedder.dimensions(), docnoOfChunk);
       c.commit();
       try (Statement s = c.createStatement()) {
         // For the ts_rank baseline only: what a plain full-text setup would index.
@@ -93,73 +93,6 @@ class SearchAtScaleTest {
     System.out.printf("[search-bench] loaded %d chunks (with BM25 triggers) in %d ms;"
         + " HNSW build %d ms%n", docs.size(), (t1 - t0) / 1_000_000,
         (System.nanoTime() - t1) / 1_000_000);
-  }
-
-  private static void load(Connection c, List<String[]> docs, String model, int dims)
-      throws Exception {
-    Random random = new Random(42);
-    PreparedStatement doc = c.prepareStatement("""
-        INSERT INTO documents (id, tenant_id, title, uri, source_type, content_hash, byte_size,
-                               content, toc, item_count, chunk_count)
-        VALUES (?, ?, ?, ?, 'text', ?, 0, '', '{"tree": []}'::jsonb, ?, ?)""");
-    PreparedStatement item = c.prepareStatement("""
-        INSERT INTO items (tenant_id, document_id, position, self_ref, label, text, page_numbers,
-                           heading_level, tree_depth, section_start, section_end)
-        VALUES (?, ?, ?, ?, 'text', ?, '{}', 0, 0, 0, ?)""");
-    PreparedStatement chunk = c.prepareStatement("""
-        INSERT INTO chunks (id, tenant_id, document_id, ordinal, item_start, item_end, headings,
-                            content, page_numbers, doc_item_refs, labels, embedding_model, embedding)
-        VALUES (?, ?, ?, ?, ?, ?, '{}', ?, '{}', ARRAY[?], '{text}', ?, ?::vector)""");
-    for (int start = 0; start < docs.size(); start += PER_DOCUMENT) {
-      List<String[]> part = docs.subList(start, Math.min(docs.size(), start + PER_DOCUMENT));
-      UUID docId = UUID.randomUUID();
-      doc.setObject(1, docId);
-      doc.setObject(2, tenant);
-      doc.setString(3, "Vaswani abstracts " + part.get(0)[0] + "-" + part.get(part.size() - 1)[0]);
-      doc.setString(4, "vaswani/" + start);
-      doc.setString(5, docId.toString());
-      doc.setInt(6, part.size());
-      doc.setInt(7, part.size());
-      doc.executeUpdate();
-      for (int i = 0; i < part.size(); i++) {
-        item.setObject(1, tenant);
-        item.setObject(2, docId);
-        item.setInt(3, i);
-        item.setString(4, "#/texts/" + i);
-        item.setString(5, part.get(i)[1]);
-        item.setInt(6, part.size());
-        item.addBatch();
-        UUID chunkId = UUID.randomUUID();
-        docnoOfChunk.put(chunkId, part.get(i)[0]);
-        chunk.setObject(1, chunkId);
-        chunk.setObject(2, tenant);
-        chunk.setObject(3, docId);
-        chunk.setInt(4, i);
-        chunk.setInt(5, i);
-        chunk.setInt(6, i + 1);
-        chunk.setString(7, part.get(i)[1]);
-        chunk.setString(8, "#/texts/" + i);
-        chunk.setString(9, model);
-        chunk.setString(10, randomUnitVector(random, dims));
-        chunk.addBatch();
-      }
-      item.executeBatch();
-      chunk.executeBatch();
-    }
-  }
-
-  private static String randomUnitVector(Random random, int dims) {
-    float[] v = new float[dims];
-    double norm = 0;
-    for (int i = 0; i < dims; i++) {
-      v[i] = (float) random.nextGaussian();
-      norm += v[i] * v[i];
-    }
-    norm = Math.sqrt(norm);
-    for (int i = 0; i < dims; i++) {
-      v[i] /= (float) norm;
-    }
-    return Corpus.vectorText(v);
   }
 
   @Test

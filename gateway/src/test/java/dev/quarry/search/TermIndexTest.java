@@ -64,7 +64,12 @@ class TermIndexTest {
     try (Connection c = db.jdbc()) {
       c.setAutoCommit(false);
       tenant = new Corpus(c, embedder).tenant("cranfield");
-      load(c, tenant, abstracts, embedder.modelName(), embedder.dimensions());
+      List<String[]> keyed = new ArrayList<>();
+      for (int i = 0; i < abstracts.size(); i++) {
+        keyed.add(new String[] {Integer.toString(i + 1), abstracts.get(i)});
+      }
+      documents.addAll(Corpus.bulk(c, tenant, keyed, PER_DOCUMENT, "Cranfield abstracts",
+          embedder.modelName(), embedder.dimensions(), new java.util.HashMap<>()));
       c.commit();
     }
     db.prepare(vertx, service(0, 10_000));
@@ -241,70 +246,5 @@ class TermIndexTest {
     assertThat(tiny.current(tenant)).as("too large for the budget").isNull();
     assertThat(tiny.bytes()).isZero();
     assertThat(built(tiny, small)).isNotNull();
-  }
-
-  private static void load(Connection c, UUID tenant, List<String> abstracts, String model, int dims)
-      throws Exception {
-    Random random = new Random(42);
-    PreparedStatement doc = c.prepareStatement("""
-        INSERT INTO documents (id, tenant_id, title, uri, source_type, content_hash, byte_size,
-                               content, toc, item_count, chunk_count)
-        VALUES (?, ?, ?, ?, 'text', ?, 0, '', '{"tree": []}'::jsonb, ?, ?)""");
-    PreparedStatement item = c.prepareStatement("""
-        INSERT INTO items (tenant_id, document_id, position, self_ref, label, text, page_numbers,
-                           heading_level, tree_depth, section_start, section_end)
-        VALUES (?, ?, ?, ?, 'text', ?, '{}', 0, 0, 0, ?)""");
-    PreparedStatement chunk = c.prepareStatement("""
-        INSERT INTO chunks (id, tenant_id, document_id, ordinal, item_start, item_end, headings,
-                            content, page_numbers, doc_item_refs, labels, embedding_model, embedding)
-        VALUES (?, ?, ?, ?, ?, ?, '{}', ?, '{}', ARRAY[?], '{text}', ?, ?::vector)""");
-    for (int start = 0; start < abstracts.size(); start += PER_DOCUMENT) {
-      List<String> part = abstracts.subList(start, Math.min(abstracts.size(), start + PER_DOCUMENT));
-      UUID docId = UUID.randomUUID();
-      documents.add(docId);
-      doc.setObject(1, docId);
-      doc.setObject(2, tenant);
-      doc.setString(3, "Cranfield abstracts from " + start);
-      doc.setString(4, "cranfield/" + start);
-      doc.setString(5, docId.toString());
-      doc.setInt(6, part.size());
-      doc.setInt(7, part.size());
-      doc.executeUpdate();
-      for (int i = 0; i < part.size(); i++) {
-        item.setObject(1, tenant);
-        item.setObject(2, docId);
-        item.setInt(3, i);
-        item.setString(4, "#/texts/" + i);
-        item.setString(5, part.get(i));
-        item.setInt(6, part.size());
-        item.addBatch();
-        chunk.setObject(1, UUID.randomUUID());
-        chunk.setObject(2, tenant);
-        chunk.setObject(3, docId);
-        chunk.setInt(4, i);
-        chunk.setInt(5, i);
-        chunk.setInt(6, i + 1);
-        chunk.setString(7, part.get(i));
-        chunk.setString(8, "#/texts/" + i);
-        chunk.setString(9, model);
-        chunk.setString(10, unitVector(random, dims));
-        chunk.addBatch();
-      }
-      item.executeBatch();
-      chunk.executeBatch();
-    }
-  }
-
-  private static String unitVector(Random random, int dims) {
-    float[] v = new float[dims];
-    double norm = 0;
-    for (int i = 0; i < dims; i++) {
-      v[i] = (float) random.nextGaussian();
-      norm += v[i] * v[i];
-    }
-    for (int i = 0; i < dims; i++) {
-      v[i] /= (float) Math.sqrt(norm);
-    }
-    return Corpus.vectorText(v);
   }
 }
