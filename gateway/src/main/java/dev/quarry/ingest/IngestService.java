@@ -87,8 +87,8 @@ public final class IngestService {
 
   /**
    * As {@link #ingest(UUID, IngestRequest)}, and fails with {@link QuotaExceeded} when the tenant's
-   * documents would then take more than {@code storedBytesLimit} source bytes (a replaced version
-   * no longer counts). Checked in the write transaction, under a per-tenant lock, so concurrent
+   * documents would then take more than {@code storedBytesLimit} bytes of source, titles and uris
+   * (a replaced version no longer counts). Checked in the write transaction, under a per-tenant lock, so concurrent
    * ingests cannot overshoot it together.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit) {
@@ -262,13 +262,25 @@ public final class IngestService {
         .compose(rows -> {
           long stored = rows.iterator().next().getLong("bytes");
           long limit = p.storedBytesLimit();
-          if (stored + p.byteSize() > limit) {
+          long size = storedSize(p);
+          if (stored + size > limit) {
             return Future.failedFuture(new QuotaExceeded(Quota.STORED_BYTES, limit, 3600,
-                "the tenant stores " + stored + " bytes of documents; this one (" + p.byteSize()
-                    + " bytes) would take it over; delete documents or ask for a larger quota"));
+                "the tenant stores " + stored + " bytes of documents; this one (" + size
+                    + " bytes with its title and uri) would take it over; delete documents or ask for a"
+                    + " larger quota"));
           }
           return Future.succeededFuture();
         });
+  }
+
+  /**
+   * What a document counts against {@code stored_bytes}: its source bytes, title and uri (UTF-8), as
+   * {@link Sql#STORED_BYTES_EXCEPT_URI} sums them. A client may send a 1,000-character title and a
+   * 2,048-character uri with a few bytes of content; they are stored, so they count.
+   */
+  private static long storedSize(Prepared p) {
+    return p.byteSize() + p.title().getBytes(StandardCharsets.UTF_8).length
+        + p.uri().getBytes(StandardCharsets.UTF_8).length;
   }
 
   private Future<Written> insert(SqlConnection conn, Prepared p, UUID id) {
