@@ -57,7 +57,15 @@ public final class IngestService {
    */
   public static final int INGEST_WORKERS = 4;
 
+  /**
+   * How many of one tenant's ingests run at once: half the workers, so that one tenant's line of
+   * uploads never keeps another tenant's ingest waiting for a worker (its others wait in its own
+   * line, {@link TenantLines}; how many may wait is the {@code concurrent_ingests} quota).
+   */
+  public static final int TENANT_WORKERS = INGEST_WORKERS / 2;
+
   private final WorkerExecutor workers;
+  private final TenantLines lines = new TenantLines(TENANT_WORKERS);
 
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
     this(vertx, pool, embedder, documentsFs, config, new QuarryMetrics());
@@ -98,9 +106,15 @@ public final class IngestService {
   /**
    * As {@link #ingest(UUID, IngestRequest, long)}, reporting to {@code progress} once the document is
    * converted and after each batch of chunks the model embeds. A document whose bytes are already
-   * stored reports nothing.
+   * stored reports nothing. It starts when the tenant has fewer than {@link #TENANT_WORKERS} ingests
+   * running, and waits its turn otherwise.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
+      IngestProgress progress) {
+    return lines.run(tenantId, () -> measured(tenantId, request, storedBytesLimit, progress));
+  }
+
+  private Future<IngestResult> measured(UUID tenantId, IngestRequest request, long storedBytesLimit,
       IngestProgress progress) {
     long started = System.nanoTime();
     return ingestUnmeasured(tenantId, request, storedBytesLimit, progress).andThen(done -> {
