@@ -28,16 +28,21 @@ record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, D
   void ingest(RoutingContext ctx) {
     UUID tenant = ApiRoutes.tenant(ctx);
     IngestEvents events = wantsStream(ctx) ? new IngestEvents(ctx.response(), vertx.getOrCreateContext(), config.sseHeartbeat()) : null;
+    // A place in the tenant's concurrent_ingests is taken before the document is read into memory,
+    // and held until its ingest has ended, whether or not the client is still there to hear of it.
     quotas.limits(tenant)
-        .compose(limits -> ingestRequest(ctx).compose(request -> {
-          long maxDocument = limits.of(Quota.DOCUMENT_BYTES);
-          if (request.bytes().length > maxDocument) {
-            return Future.failedFuture(new QuotaExceeded(Quota.DOCUMENT_BYTES, maxDocument, 3600,
-                "'" + request.fileName() + "' has " + request.bytes().length + " bytes"));
-          }
-          return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES),
-              events == null ? IngestProgress.NONE : events);
-        }))
+        .compose(limits -> quotas.acquireIngest(tenant).compose(place -> Future.succeededFuture(ctx)
+            .compose(this::ingestRequest) // in the chain: a malformed JSON body throws, and the place goes back
+            .compose(request -> {
+              long maxDocument = limits.of(Quota.DOCUMENT_BYTES);
+              if (request.bytes().length > maxDocument) {
+                return Future.failedFuture(new QuotaExceeded(Quota.DOCUMENT_BYTES, maxDocument, 3600,
+                    "'" + request.fileName() + "' has " + request.bytes().length + " bytes"));
+              }
+              return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES),
+                  events == null ? IngestProgress.NONE : events);
+            })
+            .andThen(done -> place.close())))
         .eventually(() -> ErrorMapping.discardUploads(ctx))
         .onSuccess(result -> {
           if (events != null) {

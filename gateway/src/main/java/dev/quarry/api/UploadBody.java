@@ -153,6 +153,8 @@ final class UploadBody implements Handler<RoutingContext> {
     private Future<Void> written = Future.succeededFuture();
     private HttpServerFileUpload part;
     private boolean done;
+    /** Refused before the body ended: the rest is read and dropped, then the connection closes. */
+    private boolean draining;
     private long bytes;
     private long timer = -1;
     private Future<Void> discarded;
@@ -194,7 +196,8 @@ final class UploadBody implements Handler<RoutingContext> {
       ctx.addEndHandler(v -> discard());
       request.connection().closeHandler(v -> {
         discard();
-        done = true;
+        finish();
+        draining = false;
       });
       request.setExpectMultipart(true);
       request.uploadHandler(this::part);
@@ -202,7 +205,7 @@ final class UploadBody implements Handler<RoutingContext> {
         bytes += buffer.length();
         keepTail(buffer);
         if (bytes > limit) {
-          refuse(new ApiError(413, "too_large", "the request body is larger than the limit of "
+          refuseAndClose(new ApiError(413, "too_large", "the request body is larger than the limit of "
               + LimitedBody.describe(limit) + " for " + request.method() + " " + request.path()));
         }
       });
@@ -210,16 +213,15 @@ final class UploadBody implements Handler<RoutingContext> {
       request.endHandler(v -> ended());
       timer = vertx.setTimer(timeoutMs, id -> {
         timer = -1;
-        refuse(LimitedBody.timedOut(timeoutMs));
+        refuseAndClose(LimitedBody.timedOut(timeoutMs));
       });
     }
 
     private void part(HttpServerFileUpload upload) {
-      if (done) {
-        return;
-      }
       String name = upload.name();
-      if (name == null || name.isEmpty()) {
+      if (done) {
+        // Refused already, or the client went away: the part is dropped below.
+      } else if (name == null || name.isEmpty()) {
         refuse(ApiError.badRequest("invalid_multipart", "a file part has no name; " + SHAPE));
       } else if (!name.equals(FILE_FIELD)) {
         refuse(ApiError.badRequest("unexpected_file", "file part '" + printable(name) + "': an upload takes"
@@ -265,6 +267,10 @@ final class UploadBody implements Handler<RoutingContext> {
     }
 
     private void ended() {
+      if (draining) {
+        closeAfterAnswer(); // the refused body has all been read: the connection closes cleanly
+        return;
+      }
       if (done) {
         return;
       }
@@ -320,17 +326,53 @@ final class UploadBody implements Handler<RoutingContext> {
       }
     }
 
-    /** Fails the request once; the rest of the body is not read, so the connection closes after the answer. */
+    /**
+     * Fails the request once, answering at once. When the body has not ended, the rest of it is still
+     * read, and dropped, before the connection closes: closing with part of a body unread or still
+     * coming makes the kernel reset the connection, and a client still writing loses the answer (seen
+     * as "connection closed"). Reading on ends with the body, or at the upload limit or the body
+     * timeout, which close at once ({@link #refuseAndClose}).
+     */
     private void refuse(Throwable e) {
+      if (done) {
+        return;
+      }
+      if (request.isEnded()) {
+        finish();
+      } else {
+        done = true; // the body timeout keeps running: it bounds the reading on
+        draining = true;
+        ctx.response().putHeader(HttpHeaders.CONNECTION, "close");
+      }
+      discard().onComplete(v -> ctx.fail(e));
+    }
+
+    /** Over the upload limit or past the body timeout: answers (if not yet), and closes without reading on. */
+    private void refuseAndClose(Throwable e) {
+      if (draining) {
+        closeAfterAnswer();
+        return;
+      }
       if (done) {
         return;
       }
       finish();
       if (!request.isEnded()) {
         ctx.response().putHeader(HttpHeaders.CONNECTION, "close");
-        ctx.addEndHandler(v -> request.connection().close());
+        closeAfterAnswer();
       }
       discard().onComplete(v -> ctx.fail(e));
+    }
+
+    /** Closes the connection once the answer has gone out (at once if it has). */
+    private void closeAfterAnswer() {
+      draining = false;
+      finish();
+      if (ctx.response().ended()) {
+        request.connection().close();
+      } else {
+        ctx.addEndHandler(v -> request.connection().close());
+      }
     }
 
     /** Closes and deletes the spooled file once its opening has settled, so that none is created after. */

@@ -14,7 +14,13 @@ public enum Quota {
    * Sandboxes the tenant holds at once on one replica (executions, analyses and replays, starting,
    * running or queued for a slot); never more than its fair share of the replica's sandboxes.
    */
-  CONCURRENT_SANDBOXES("concurrent_sandboxes", 8, 1024, 1024);
+  CONCURRENT_SANDBOXES("concurrent_sandboxes", 8, 1024, 1024),
+  /**
+   * Ingests the tenant has under way at once on one replica, from the moment its document has
+   * arrived (waiting for an ingest worker, or converting, embedding and writing); of them, at most
+   * half the replica's ingest workers run at once, the rest wait in the tenant's own line.
+   */
+  CONCURRENT_INGESTS("concurrent_ingests", 4, 64, 10_000);
 
   private final String wireName;
   private final long builtInDefault;

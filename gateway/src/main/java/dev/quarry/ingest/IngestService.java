@@ -57,7 +57,15 @@ public final class IngestService {
    */
   public static final int INGEST_WORKERS = 4;
 
+  /**
+   * How many of one tenant's ingests run at once: half the workers, so that one tenant's line of
+   * uploads never keeps another tenant's ingest waiting for a worker (its others wait in its own
+   * line, {@link TenantLines}; how many may wait is the {@code concurrent_ingests} quota).
+   */
+  public static final int TENANT_WORKERS = INGEST_WORKERS / 2;
+
   private final WorkerExecutor workers;
+  private final TenantLines lines = new TenantLines(TENANT_WORKERS);
 
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
     this(vertx, pool, embedder, documentsFs, config, new QuarryMetrics());
@@ -87,8 +95,8 @@ public final class IngestService {
 
   /**
    * As {@link #ingest(UUID, IngestRequest)}, and fails with {@link QuotaExceeded} when the tenant's
-   * documents would then take more than {@code storedBytesLimit} source bytes (a replaced version
-   * no longer counts). Checked in the write transaction, under a per-tenant lock, so concurrent
+   * documents would then take more than {@code storedBytesLimit} bytes of source, titles and uris
+   * (a replaced version no longer counts). Checked in the write transaction, under a per-tenant lock, so concurrent
    * ingests cannot overshoot it together.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit) {
@@ -98,9 +106,15 @@ public final class IngestService {
   /**
    * As {@link #ingest(UUID, IngestRequest, long)}, reporting to {@code progress} once the document is
    * converted and after each batch of chunks the model embeds. A document whose bytes are already
-   * stored reports nothing.
+   * stored reports nothing. It starts when the tenant has fewer than {@link #TENANT_WORKERS} ingests
+   * running, and waits its turn otherwise.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
+      IngestProgress progress) {
+    return lines.run(tenantId, () -> measured(tenantId, request, storedBytesLimit, progress));
+  }
+
+  private Future<IngestResult> measured(UUID tenantId, IngestRequest request, long storedBytesLimit,
       IngestProgress progress) {
     long started = System.nanoTime();
     return ingestUnmeasured(tenantId, request, storedBytesLimit, progress).andThen(done -> {
@@ -262,13 +276,25 @@ public final class IngestService {
         .compose(rows -> {
           long stored = rows.iterator().next().getLong("bytes");
           long limit = p.storedBytesLimit();
-          if (stored + p.byteSize() > limit) {
+          long size = storedSize(p);
+          if (stored + size > limit) {
             return Future.failedFuture(new QuotaExceeded(Quota.STORED_BYTES, limit, 3600,
-                "the tenant stores " + stored + " bytes of documents; this one (" + p.byteSize()
-                    + " bytes) would take it over; delete documents or ask for a larger quota"));
+                "the tenant stores " + stored + " bytes of documents; this one (" + size
+                    + " bytes with its title and uri) would take it over; delete documents or ask for a"
+                    + " larger quota"));
           }
           return Future.succeededFuture();
         });
+  }
+
+  /**
+   * What a document counts against {@code stored_bytes}: its source bytes, title and uri (UTF-8), as
+   * {@link Sql#STORED_BYTES_EXCEPT_URI} sums them. A client may send a 1,000-character title and a
+   * 2,048-character uri with a few bytes of content; they are stored, so they count.
+   */
+  private static long storedSize(Prepared p) {
+    return p.byteSize() + p.title().getBytes(StandardCharsets.UTF_8).length
+        + p.uri().getBytes(StandardCharsets.UTF_8).length;
   }
 
   private Future<Written> insert(SqlConnection conn, Prepared p, UUID id) {

@@ -63,9 +63,12 @@ public final class Sql {
   public static final String LOCK_TENANT_STORAGE =
       "SELECT pg_advisory_xact_lock(hashtextextended('stored_bytes:' || $1::uuid::text, 0))";
 
-  /** What the tenant stores besides the version a new ingest of {@code uri} would replace. */
-  public static final String STORED_BYTES_EXCEPT_URI = "SELECT coalesce(sum(byte_size), 0)::bigint AS bytes"
-      + " FROM documents WHERE tenant_id = $1 AND uri <> $2";
+  /**
+   * What the tenant stores besides the version a new ingest of {@code uri} would replace: each
+   * document's source bytes, title and uri (UTF-8 bytes), as the {@code stored_bytes} quota counts.
+   */
+  public static final String STORED_BYTES_EXCEPT_URI = "SELECT coalesce(sum(byte_size + octet_length(title)"
+      + " + octet_length(uri)), 0)::bigint AS bytes FROM documents WHERE tenant_id = $1 AND uri <> $2";
 
   /** Locks the row so two replacements of one uri happen one after the other. */
   public static final String FIND_BY_URI_FOR_UPDATE =

@@ -17,20 +17,22 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Per-tenant quotas. Requests per minute and concurrent analyses are counted in memory, per gateway
- * replica, so that refusing a noisy tenant costs no database work; stored bytes are checked inside
- * the ingest transaction; model tokens per day are kept in {@code token_usage}. Limits come from
- * {@code tenant_quotas} over the configured defaults, re-read at most every {@link #LIMITS_TTL_MS}.
+ * Per-tenant quotas. Requests per minute, concurrent analyses and concurrent ingests are counted in
+ * memory, per gateway replica, so that refusing a noisy tenant costs no database work; stored bytes
+ * are checked inside the ingest transaction; model tokens per day are kept in {@code token_usage}.
+ * Limits come from {@code tenant_quotas} over the configured defaults, re-read at most every
+ * {@link #LIMITS_TTL_MS}.
  */
 public final class Quotas {
   static final long LIMITS_TTL_MS = 10_000;
   private static final String GET_OVERRIDES = "SELECT requests_per_minute, stored_bytes, document_bytes,"
-      + " concurrent_analyses, model_tokens_per_day, concurrent_sandboxes FROM tenant_quotas WHERE tenant_id = $1";
+      + " concurrent_analyses, model_tokens_per_day, concurrent_sandboxes, concurrent_ingests"
+      + " FROM tenant_quotas WHERE tenant_id = $1";
   private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, requests_per_minute,"
-      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day, concurrent_sandboxes)"
-      + " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id) DO UPDATE SET"
+      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day, concurrent_sandboxes,"
+      + " concurrent_ingests) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id) DO UPDATE SET"
       + " requests_per_minute = $2, stored_bytes = $3, document_bytes = $4, concurrent_analyses = $5,"
-      + " model_tokens_per_day = $6, concurrent_sandboxes = $7";
+      + " model_tokens_per_day = $6, concurrent_sandboxes = $7, concurrent_ingests = $8";
   private static final String TOKENS_TODAY =
       "SELECT coalesce(sum(tokens), 0) AS tokens FROM token_usage WHERE tenant_id = $1 AND day = $2";
   private static final String ADD_TOKENS = "INSERT INTO token_usage AS u (tenant_id, day, tokens)"
@@ -42,6 +44,7 @@ public final class Quotas {
   private final Map<UUID, Cached> limits = new ConcurrentHashMap<>();
   private final Map<UUID, TokenBucket> buckets = new ConcurrentHashMap<>();
   private final Map<UUID, Integer> analysesRunning = new ConcurrentHashMap<>();
+  private final Map<UUID, Integer> ingestsUnderWay = new ConcurrentHashMap<>();
 
   private record Cached(TenantLimits limits, long readAtMs) {}
 
@@ -94,9 +97,10 @@ public final class Quotas {
     }
     Tuple args = Tuple.of(tenantId);
     for (Quota q : new Quota[] {Quota.REQUESTS_PER_MINUTE, Quota.STORED_BYTES, Quota.DOCUMENT_BYTES,
-        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY, Quota.CONCURRENT_SANDBOXES}) {
+        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY, Quota.CONCURRENT_SANDBOXES, Quota.CONCURRENT_INGESTS}) {
       Long v = overrides.get(q);
-      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES || q == Quota.CONCURRENT_SANDBOXES) {
+      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES || q == Quota.CONCURRENT_SANDBOXES
+          || q == Quota.CONCURRENT_INGESTS) {
         args.addValue(v == null ? null : v.intValue());
       } else {
         args.addValue(v);
@@ -124,8 +128,8 @@ public final class Quotas {
     });
   }
 
-  /** A running analysis' place in its tenant's quota; closing it gives the place back (once). */
-  public interface AnalysisPermit extends AutoCloseable {
+  /** A place in one of a tenant's concurrent quotas; closing it gives the place back (once). */
+  public interface Permit extends AutoCloseable {
     @Override
     void close();
   }
@@ -134,23 +138,38 @@ public final class Quotas {
    * Takes a place for one analysis of the tenant, or fails with QuotaExceeded when it already runs
    * as many as its quota allows. Close the permit when the analysis ends, on every path.
    */
-  public Future<AnalysisPermit> acquireAnalysis(UUID tenantId) {
+  public Future<Permit> acquireAnalysis(UUID tenantId) {
+    return acquire(tenantId, Quota.CONCURRENT_ANALYSES, analysesRunning,
+        max -> "the tenant already runs " + max + " analyses; wait for one to finish");
+  }
+
+  /**
+   * Takes a place for one ingest of the tenant, or fails with QuotaExceeded when it already has as
+   * many under way as its quota allows. Close the permit when the ingest ends, on every path.
+   */
+  public Future<Permit> acquireIngest(UUID tenantId) {
+    return acquire(tenantId, Quota.CONCURRENT_INGESTS, ingestsUnderWay,
+        max -> "the tenant already has " + max + " ingests under way on this gateway (waiting or running);"
+            + " send the next when one has finished");
+  }
+
+  private Future<Permit> acquire(UUID tenantId, Quota quota, Map<UUID, Integer> counts,
+      java.util.function.LongFunction<String> refusal) {
     return limits(tenantId).compose(l -> {
-      long max = l.of(Quota.CONCURRENT_ANALYSES);
+      long max = l.of(quota);
       boolean[] admitted = new boolean[1];
-      analysesRunning.compute(tenantId, (id, n) -> {
-        int running = n == null ? 0 : n;
-        admitted[0] = running < max;
-        return admitted[0] ? running + 1 : (running == 0 ? null : running);
+      counts.compute(tenantId, (id, n) -> {
+        int held = n == null ? 0 : n;
+        admitted[0] = held < max;
+        return admitted[0] ? held + 1 : (held == 0 ? null : held);
       });
       if (!admitted[0]) {
-        return Future.failedFuture(new QuotaExceeded(Quota.CONCURRENT_ANALYSES, max, 5,
-            "the tenant already runs " + max + " analyses; wait for one to finish"));
+        return Future.failedFuture(new QuotaExceeded(quota, max, 5, refusal.apply(max)));
       }
       java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
-      AnalysisPermit permit = () -> {
+      Permit permit = () -> {
         if (released.compareAndSet(false, true)) {
-          analysesRunning.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
+          counts.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
         }
       };
       return Future.succeededFuture(permit);

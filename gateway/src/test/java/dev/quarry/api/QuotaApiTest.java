@@ -80,6 +80,28 @@ class QuotaApiTest {
   }
 
   @Test
+  @DisplayName("a document's title and uri count in the tenant's stored bytes, as its content does")
+  void titleAndUriAreStoredBytes() {
+    WebClient c = tenantWith("long-names", new JsonObject().put("stored_bytes", 2000));
+    String uri = "docs/" + "u".repeat(1000) + ".txt"; // 1009 bytes
+    // 8 bytes of content, a 900-byte title and the uri: 1917 bytes
+    assertThat(plain(c, uri, "T".repeat(900), "tiny one").statusCode()).isEqualTo(201);
+    // 8 + 100 + 5 = 113 more would make 2030
+    HttpResponse<Buffer> refused = plain(c, "b.txt", "B".repeat(100), "tiny two");
+    assertOver(refused, Quota.STORED_BYTES);
+    assertThat(refused.bodyAsJsonObject().getJsonObject("error").getString("message"))
+        .contains("stores 1917 bytes", "this one (113 bytes with its title and uri)");
+    // The first document replaced under a one-letter title: 23 + 1 + 1009 = 1033, and now 113 more fit.
+    assertThat(plain(c, uri, "A", "tiny one, shorter title").statusCode()).isEqualTo(201);
+    assertThat(plain(c, "b.txt", "B".repeat(100), "tiny two").statusCode()).isEqualTo(201);
+  }
+
+  private static HttpResponse<Buffer> plain(WebClient client, String uri, String title, String content) {
+    return client.post("/v1/documents").sendJsonObject(new JsonObject().put("uri", uri).put("title", title)
+        .put("content_type", "text/plain").put("content", content)).await();
+  }
+
+  @Test
   @DisplayName("a document larger than the tenant's document size is refused")
   void documentBytes() {
     WebClient c = tenantWith("small-docs", new JsonObject().put("document_bytes", 100));

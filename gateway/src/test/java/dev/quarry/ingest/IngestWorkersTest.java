@@ -35,7 +35,7 @@ class IngestWorkersTest {
   private static final Pool pool = stack.pool();
 
   @Test
-  @DisplayName("with 25 ingests stuck in the model, the shared workers still run at once; then all 25 finish")
+  @DisplayName("with 25 ingests of 5 tenants stuck in the model, the shared workers still run at once; then all 25 finish")
   void sharedWorkersStayFree() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger inModel = new AtomicInteger();
@@ -55,11 +55,15 @@ class IngestWorkersTest {
       }
       @Override public float[] embedQuery(String query) { return new float[] {1, 0, 0}; }
     };
-    UUID tenant = newTenant(db);
+    // Several tenants: one tenant's ingests take only IngestService.TENANT_WORKERS of the workers.
+    List<UUID> tenants = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      tenants.add(newTenant(db));
+    }
     IngestService ingest = new IngestService(vertx, pool, stuck, null, db.config());
     List<Future<IngestResult>> ingests = new ArrayList<>();
     for (int i = 0; i < 25; i++) {
-      ingests.add(ingest.ingest(tenant, text("n" + i + ".md", "docs/n" + i + ".md", "# Note " + i + "\n\nBody " + i + ".\n")));
+      ingests.add(ingest.ingest(tenants.get(i % 5), text("n" + i + ".md", "docs/n" + i + ".md", "# Note " + i + "\n\nBody " + i + ".\n")));
     }
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (inModel.get() < IngestService.INGEST_WORKERS && System.nanoTime() < deadline) {

@@ -60,8 +60,8 @@ class QuotasTest {
   void concurrentAnalyses() throws Exception {
     UUID t = tenant();
     UUID other = tenant();
-    Quotas.AnalysisPermit first = quotas.acquireAnalysis(t).await();
-    Quotas.AnalysisPermit second = quotas.acquireAnalysis(t).await();
+    Quotas.Permit first = quotas.acquireAnalysis(t).await();
+    Quotas.Permit second = quotas.acquireAnalysis(t).await();
     assertThatThrownBy(() -> quotas.acquireAnalysis(t).await())
         .isInstanceOf(QuotaExceeded.class).hasMessageContaining("concurrent_analyses");
     // Another tenant is not affected.
@@ -69,7 +69,7 @@ class QuotasTest {
     first.close();
     first.close();
     assertThat(quotas.analysesRunning(t)).isEqualTo(1);
-    Quotas.AnalysisPermit third = quotas.acquireAnalysis(t).await();
+    Quotas.Permit third = quotas.acquireAnalysis(t).await();
     assertThatThrownBy(() -> quotas.acquireAnalysis(t).await()).isInstanceOf(QuotaExceeded.class);
     second.close();
     third.close();
