@@ -16,7 +16,9 @@ import java.util.UUID;
  * neighbouring item at a time, alternating sides, while the text fits. Items are never split, so a
  * table comes whole or not at all; the hit's own items always stay, so a hit is never shortened;
  * page headers, footers and footnotes around the hit are left out and cost nothing. Hits whose
- * contexts overlap in one document become one result, with the better score.
+ * contexts overlap in one document, or share a page of it, become one result, with the better
+ * score: a paged document's ten results are then ten places in it, not three passages of one page
+ * (BENCHMARKS.md, "Filings: session 12").
  *
  * <p>Lengths count the text as it is returned: items joined by a blank line.
  */
@@ -165,9 +167,35 @@ final class ContextExpander {
 
     boolean overlaps(Context other) {
       // Without items there is no text to merge into, so such a hit stays on its own.
-      return !items.isEmpty() && !other.items.isEmpty()
-          && best.documentId().equals(other.best.documentId())
-          && start() < other.end() && other.start() < end();
+      if (items.isEmpty() || other.items.isEmpty() || !best.documentId().equals(other.best.documentId())) {
+        return false;
+      }
+      return start() < other.end() && other.start() < end() || sharesPage(other);
+    }
+
+    /**
+     * Whether the two contexts' items share a page: two passages of one page are one place to look,
+     * and as two results they took two of the limit's places where one does.
+     */
+    private boolean sharesPage(Context other) {
+      Set<Integer> mine = pages();
+      if (mine.isEmpty()) {
+        return false;
+      }
+      for (Integer page : other.pages()) {
+        if (mine.contains(page)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private Set<Integer> pages() {
+      Set<Integer> out = new TreeSet<>();
+      for (Item item : items.values()) {
+        out.addAll(item.pageNumbers());
+      }
+      return out;
     }
 
     void absorb(Context other) {

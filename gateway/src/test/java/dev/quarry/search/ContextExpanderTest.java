@@ -69,19 +69,48 @@ class ContextExpanderTest {
   @Test
   @DisplayName("overlapping contexts in one document merge; the better hit names the result")
   void merges() {
-    RankedHit best = hit(DOC, 2, 0.9, 200);
-    RankedHit second = hit(DOC, 4, 0.5, 200);
+    RankedHit best = hit(DOC, 1, 0.9, 200);
+    RankedHit second = hit(DOC, 2, 0.5, 200);
     RankedHit elsewhere = hit(OTHER_DOC, 4, 0.4, 200);
     RankedHit apart = hit(DOC, 8, 0.3, 200);
-    // Budget 58 = three items: [1, 4), [3, 6) overlap; [7, 10) does not.
+    // Budget 58 = three items: [0, 3), [1, 4) overlap; [7, 10) does not, nor shares their page.
     List<SearchHit> out = new ContextExpander(58).expand(List.of(best, second, elsewhere, apart), 5);
     assertThat(out).hasSize(3);
     assertThat(out.get(0).chunkId()).isEqualTo(best.chunkId());
     assertThat(out.get(0).score()).isEqualTo(0.9);
-    assertThat(refs(out.get(0))).containsExactly("#/texts/1", "#/texts/2", "#/texts/3",
-        "#/texts/4", "#/texts/5");
+    assertThat(refs(out.get(0))).containsExactly("#/texts/0", "#/texts/1", "#/texts/2",
+        "#/texts/3");
     assertThat(out.get(1).documentId()).isEqualTo(OTHER_DOC);
     assertThat(refs(out.get(2))).containsExactly("#/texts/7", "#/texts/8", "#/texts/9");
+  }
+
+  @Test
+  @DisplayName("contexts that share a page merge, though their items do not overlap; other pages stay apart")
+  void samePageMerges() {
+    // Items 0-4 are on page 1, 5-9 on page 2. Budget 58 = three items: [0, 3) on page 1 and
+    // [3, 6) on pages 1 and 2 share page 1; [7, 10), on page 2, then shares page 2 with them.
+    RankedHit first = hit(DOC, 0, 0.9, 200);
+    RankedHit samePage = hit(DOC, 4, 0.8, 200);
+    List<SearchHit> out = new ContextExpander(58).expand(List.of(first, samePage), 5);
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).chunkId()).isEqualTo(first.chunkId());
+    assertThat(refs(out.get(0))).containsExactly("#/texts/0", "#/texts/1", "#/texts/2",
+        "#/texts/3", "#/texts/4", "#/texts/5");
+    assertThat(out.get(0).pageNumbers()).containsExactly(1, 2);
+    // Alone, [0, 3) and [7, 10) are on pages 1 and 2: two results.
+    assertThat(new ContextExpander(58).expand(List.of(first, hit(DOC, 8, 0.7, 200)), 5)).hasSize(2);
+    // Hits without page numbers (text, Markdown) merge only where their items overlap.
+    RankedHit a = unpaged(hit(DOC, 0, 0.9, 200));
+    RankedHit b = unpaged(hit(DOC, 4, 0.8, 200));
+    assertThat(new ContextExpander(58).expand(List.of(a, b), 5)).hasSize(2);
+  }
+
+  static RankedHit unpaged(RankedHit h) {
+    List<Item> items = h.items().stream()
+        .map(i -> new Item(i.position(), i.selfRef(), i.label(), i.text(), List.<Integer>of())).toList();
+    return new RankedHit(h.chunkId(), h.score(), h.documentId(), h.documentTitle(), h.documentUri(),
+        h.itemStart(), h.itemEnd(), h.headings(), h.content(), List.of(), h.docItemRefs(), h.labels(),
+        h.sectionCost(), items);
   }
 
   @Test
