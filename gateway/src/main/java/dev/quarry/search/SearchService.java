@@ -62,6 +62,13 @@ public final class SearchService {
   /** How many of the rare terms' best chunks get the common terms added, per candidate wanted. */
   static final int POOL_FACTOR = 3;
 
+  /**
+   * How deep, in multiples of the limit, the fused ranking is kept for filling in when hits merge
+   * (BENCHMARKS.md, "Filings: session 12"): only the first few beyond the limit are expanded at
+   * once; the rest only when merging left fewer results than asked.
+   */
+  static final int SPARES = 3;
+
   /** Recent query vectors kept; at 384 floats each, 1024 of them take about 1.6 MB. */
   static final int QUERY_VECTORS_CACHED = 1024;
 
@@ -162,14 +169,34 @@ public final class SearchService {
     Future<List<Scored<UUID>>> nearest = embed(query.embedded())
         .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
         .map(SearchService::scored);
-    Future<RowSet<Row>> rows = Future.all(ranked, nearest).compose(both -> statement(
-        sql.fusedExpanded, args.withFused(fusion.fuse(ranked.result(), nearest.result(), fused, args.candidates()))));
-    return rows.map(result -> {
+    Future<List<Scored<UUID>>> order = Future.all(ranked, nearest).map(both -> fusion.fuse(
+        ranked.result(), nearest.result(), Math.max(fused, SPARES * limit), args.candidates()));
+    return order.compose(all -> {
+      int first = Math.min(fused, all.size());
+      return expanded(args, all.subList(0, first)).compose(hits -> {
+        List<SearchHit> results = expander.expand(hits, limit);
+        if (results.size() >= limit || first == all.size()) {
+          return Future.succeededFuture(results);
+        }
+        // Hits merged (overlapping contexts, one page) and left fewer results than asked: the
+        // next ones in the fused order fill in, at the cost of one more statement.
+        return expanded(args, all.subList(first, all.size())).map(more -> {
+          List<RankedHit> combined = new ArrayList<>(hits);
+          combined.addAll(more);
+          return expander.expand(combined, limit);
+        });
+      });
+    });
+  }
+
+  /** The hits of part of a fused ranking, with the items their contexts are drawn from. */
+  private Future<List<RankedHit>> expanded(Args args, List<Scored<UUID>> part) {
+    return statement(sql.fusedExpanded, args.withFused(part)).map(result -> {
       List<RankedHit> hits = new ArrayList<>(result.size());
       for (Row row : result) {
         hits.add(rankedHit(row));
       }
-      return expander.expand(hits, limit);
+      return hits;
     });
   }
 
