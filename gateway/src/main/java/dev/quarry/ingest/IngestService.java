@@ -183,8 +183,8 @@ public final class IngestService {
       FilingIdentity identity = FilingIdentity.find(items).orElse(null);
       // A filing whose converted title is only its cover page's SEC heading is titled by what it is,
       // for whoever lists, reads or cites it. The chunks' context is still made from the title as
-      // converted: left out of it or replaced, the heading cost the filings bench's tuning half one or
-      // two questions in its top 3 (BENCHMARKS.md, "Filings: session 12"). So the Reembedder, which
+      // converted: left out of it or replaced, the heading cost the filings bench's tuning half a
+      // question in its top 3 (BENCHMARKS.md, "Filings: session 12"). So the Reembedder, which
       // makes a context from the stored title, would give such a filing the made title's words if
       // the context version were raised: measure that then.
       String asConverted = firstNonBlank(request.title(), doc.title(), fileName);
