@@ -107,42 +107,6 @@ public record FilingIdentity(String company, String form, String period, String 
     return Optional.of(new FilingIdentity(company, form, period, fiscalYear));
   }
 
-  /**
-   * What a PDF converter takes for a filing's title when it takes the first heading of its cover
-   * page: the heading the SEC prints atop every form ("UNITED STATES SECURITIES AND EXCHANGE
-   * COMMISSION", with or without "Washington, D.C. 20549"), or the form's name alone ("FORM 8-K").
-   * Either is the same for every filing of its kind, so it tells one filing from another not at all.
-   */
-  private static final Pattern COVER_HEADING = Pattern.compile("(?i)(?:the\\s+)?united\\s+states\\s+securities"
-      + "\\s+and\\s+exchange\\s+commission\\b[\\s,.]*(?:washington,?\\s*d\\.?\\s*c\\.?\\s*(?:20549)?)?[\\s.]*"
-      + "|(?:form\\s+)?(?:10-K|10-Q|8-K|20-F|40-F|6-K|10-KT|10-QT|11-K|S-1|S-4|DEF\\s+14A)(?:/A)?");
-
-  /** True for a title that only says a document is an SEC filing ({@link #COVER_HEADING}), or nothing. */
-  public static boolean saysNothing(String title) {
-    return title == null || title.isBlank() || COVER_HEADING.matcher(title.strip()).matches();
-  }
-
-  /**
-   * The filing's title as its cover page gives it: company, form and period ("ADOBE INC. Form
-   * 10-K, fiscal year ended December 2, 2022"); null without a company.
-   */
-  public String title() {
-    if (company == null) {
-      return null;
-    }
-    String head = form == null ? company : company + " " + form;
-    return period == null ? head : head + ", " + period;
-  }
-
-  /**
-   * {@code title} itself, unless it {@link #saysNothing}: then this filing's {@link #title()} when
-   * it has one. Every 10-K a converter reads gets the SEC's heading for a title; this one names the
-   * filing.
-   */
-  public String titleFor(String title) {
-    return saysNothing(title) && title() != null ? title() : title;
-  }
-
   /** What goes into the chunks' context: the parts found, in a fixed order. */
   public String text() {
     StringJoiner out = new StringJoiner(" | ");

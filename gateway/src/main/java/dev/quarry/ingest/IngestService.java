@@ -180,17 +180,8 @@ public final class IngestService {
       List<Chunk> chunks = Chunker.chunk(items, toc);
       long t1 = System.nanoTime();
       progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
-      FilingIdentity identity = FilingIdentity.find(items).orElse(null);
-      // A filing whose converted title is only its cover page's SEC heading is titled by what it is,
-      // for whoever lists, reads or cites it. The chunks' context is still made from the title as
-      // converted: left out of it or replaced, the heading cost the filings bench's tuning half a
-      // question in its top 3 (BENCHMARKS.md, "Filings: session 12"). So the Reembedder, which
-      // makes a context from the stored title, would give such a filing the made title's words if
-      // the context version were raised: measure that then.
-      String asConverted = firstNonBlank(request.title(), doc.title(), fileName);
-      String title = Chunk.cut(firstNonBlank(request.title(),
-          identity == null ? doc.title() : identity.titleFor(doc.title()), fileName), MAX_TITLE_CHARS);
-      String context = Chunk.context(Chunk.cut(asConverted, MAX_TITLE_CHARS), uri, identity);
+      String title = Chunk.cut(firstNonBlank(request.title(), doc.title(), fileName), MAX_TITLE_CHARS);
+      String context = Chunk.context(title, uri, FilingIdentity.find(items).orElse(null));
       List<String> vectors = embed(chunks, context, progress);
       long t2 = System.nanoTime();
       stages.add(Stage.CONVERT, tConverted - t0);

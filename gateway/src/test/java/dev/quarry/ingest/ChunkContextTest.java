@@ -93,63 +93,6 @@ class ChunkContextTest {
   }
 
   @Test
-  @DisplayName("a filing titled by its cover page's SEC heading is titled by its company, form and period")
-  void coverHeadingTitle() {
-    FilingIdentity adobe = new FilingIdentity("ADOBE INC.", "Form 10-K", "fiscal year ended December 2, 2022", "FY2022");
-    for (String heading : List.of("UNITED STATES SECURITIES AND EXCHANGE COMMISSION",
-        "United States Securities and Exchange Commission Washington, D.C. 20549", "FORM 10-K", "Form 8-K", " ")) {
-      assertThat(FilingIdentity.saysNothing(heading)).as(heading).isTrue();
-      assertThat(adobe.titleFor(heading)).isEqualTo("ADOBE INC. Form 10-K, fiscal year ended December 2, 2022");
-    }
-    // A title that says anything is kept, whatever it leaves out.
-    for (String title : List.of("THE BOEING COMPANY", "Form 10-K for Pepsico INC filed 02/09/2023", "Annual report 2022",
-        "Securities and Exchange Commission v. Ripple Labs")) {
-      assertThat(adobe.titleFor(title)).isEqualTo(title);
-    }
-    // Without a company there is nothing to title it by.
-    assertThat(new FilingIdentity(null, "Form 10-K", null, null).titleFor("FORM 10-K")).isEqualTo("FORM 10-K");
-  }
-
-  @Test
-  @DisplayName("a real 10-K uploaded under an accession number is stored under its company, form and period")
-  void realFilingTitle() throws Exception {
-    IngestService ingest = new IngestService(vertx, pool, embedder(), new DocumentsFs(vertx, pool, fsRoot), db.config());
-    byte[] cover = coverPages(dev.quarry.support.SharedData.path("filings/pdfs/ADOBE_2022_10K.pdf"));
-    UUID t = IngestFixture.newTenant(db);
-    IngestResult opaque = await(ingest.ingest(t, new IngestRequest("0000796343-23-000007.pdf", null, null, null, cover)));
-    assertThat(opaque.title()).isEqualTo("ADOBE INC. Form 10-K, fiscal year ended December 2, 2022");
-    // Its chunks' context is what it was before titles were made: the converter's title first.
-    try (java.sql.Connection c = db.jdbc(); java.sql.PreparedStatement s = c.prepareStatement(
-        "SELECT DISTINCT context FROM chunks WHERE document_id = ?")) {
-      s.setObject(1, opaque.documentId());
-      try (java.sql.ResultSet r = s.executeQuery()) {
-        assertThat(r.next()).isTrue();
-        assertThat(r.getString(1)).isEqualTo("UNITED STATES SECURITIES AND EXCHANGE COMMISSION | 0000796343 23 000007"
-            + " | ADOBE INC. | Form 10-K | fiscal year ended December 2, 2022 | FY2022");
-        assertThat(r.next()).isFalse();
-      }
-    }
-    // A title the client gives is the title, whatever it says.
-    UUID t2 = IngestFixture.newTenant(db);
-    IngestResult given = await(ingest.ingest(t2, new IngestRequest("adobe.pdf", null,
-        "UNITED STATES SECURITIES AND EXCHANGE COMMISSION", null, cover)));
-    assertThat(given.title()).isEqualTo("UNITED STATES SECURITIES AND EXCHANGE COMMISSION");
-  }
-
-  /** The first four pages of a PDF: its cover and what follows it. */
-  private static byte[] coverPages(Path pdf) throws Exception {
-    try (org.apache.pdfbox.pdmodel.PDDocument doc = org.apache.pdfbox.Loader.loadPDF(java.nio.file.Files.readAllBytes(pdf))) {
-      doc.setAllSecurityToBeRemoved(true);
-      for (int p = doc.getNumberOfPages(); p > 4; p--) {
-        doc.removePage(p - 1);
-      }
-      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-      doc.save(out);
-      return out.toByteArray();
-    }
-  }
-
-  @Test
   @DisplayName("the context is the title and the file name with its separators as spaces, once")
   void context() {
     assertThat(Chunk.context("ADOBE_2022_10K.pdf", "ADOBE_2022_10K.pdf")).isEqualTo("ADOBE_2022_10K.pdf | ADOBE 2022 10K");
