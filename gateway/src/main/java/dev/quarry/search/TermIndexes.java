@@ -30,13 +30,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Memory: a build first reads the index's size from the term statistics and reserves its
  * estimate ({@link TermIndex#estimateBytes}); it evicts the copies used longest ago to make room, and
- * a tenant whose index alone exceeds the budget is not copied at all (until its version moves). A
- * budget of 0 turns the whole thing off.
+ * a tenant whose index alone exceeds half the budget ({@link #TENANT_SHARE}) is not copied at all
+ * (until its version moves). A budget of 0 turns the whole thing off.
  */
 final class TermIndexes {
   private static final Logger LOG = LoggerFactory.getLogger(TermIndexes.class);
   /** A tenant's copy is rebuilt at most once per this many times its last build's duration. */
   static final int THROTTLE = 4;
+  /**
+   * One tenant's copy takes at most this fraction of the budget (1/2), so that a single large
+   * tenant cannot evict every other tenant's copy; a larger one is ranked in the database.
+   */
+  static final int TENANT_SHARE = 2;
   /** Nor more often than this, whatever it took: a tenant without chunks builds nothing, quickly. */
   static final long MIN_INTERVAL_NANOS = 1_000_000_000L;
   /** Rows per round trip of the postings cursor; a round's rows are indexed on the event loop. */
@@ -197,7 +202,7 @@ final class TermIndexes {
    * used longest ago, other than this tenant's; false when it cannot fit at all.
    */
   private synchronized boolean reserve(Entry e, long version, long estimate) {
-    if (estimate > budgetBytes) {
+    if (estimate > budgetBytes / TENANT_SHARE) {
       e.tooLarge = version;
       return false;
     }

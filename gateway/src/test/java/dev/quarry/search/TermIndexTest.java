@@ -220,31 +220,42 @@ class TermIndexTest {
   }
 
   @Test
-  @DisplayName("copies stay within their budget: the one used longest ago makes room, one too large is not made")
+  @DisplayName("copies stay within their budget: the one used longest ago makes room; one over half the budget is not made")
   void withinBudget() throws Exception {
-    UUID small;
+    UUID[] smalls = new UUID[3];
     try (Connection c = db.jdbc()) {
       Corpus corpus = new Corpus(c, SharedEmbedder.get());
-      small = corpus.tenant("small");
-      corpus.doc(small, "Small").text("gneiss and schist").insert();
+      String[] texts = {"gneiss and schist", "pumice floats on water", "tuff from an old eruption"};
+      for (int i = 0; i < 3; i++) {
+        smalls[i] = corpus.tenant("small-" + i);
+        corpus.doc(smalls[i], "Small " + i).text(texts[i]).insert();
+      }
     }
-    TermIndex big = built(new TermIndexes(pool, 64L << 20, clock::get), tenant);
-    long bigBytes = big.bytes();
-    // Room for the large tenant's copy and less than the small one's.
-    TermIndexes indexes = new TermIndexes(pool, bigBytes + 50, clock::get);
-    assertThat(built(indexes, tenant)).isNotNull();
-    assertThat(indexes.bytes()).isEqualTo(bigBytes);
-    clock.addAndGet(1);
-    TermIndex smallCopy = built(indexes, small);
-    assertThat(smallCopy).isNotNull();
-    assertThat(indexes.current(tenant)).as("evicted to make room").isNull();
-    assertThat(indexes.bytes()).isEqualTo(smallCopy.bytes()).isLessThanOrEqualTo(bigBytes + 50);
+    TermIndexes roomy = new TermIndexes(pool, 64L << 20, clock::get);
+    long[] sizes = new long[3];
+    for (int i = 0; i < 3; i++) {
+      sizes[i] = built(roomy, smalls[i]).bytes();
+    }
+    // Room for any two of the three, not for all of them.
+    long budget = sizes[0] + sizes[1] + sizes[2] - 1;
+    TermIndexes indexes = new TermIndexes(pool, budget, clock::get);
+    assertThat(built(indexes, smalls[0])).isNotNull();
+    assertThat(built(indexes, smalls[1])).isNotNull();
+    assertThat(indexes.bytes()).isEqualTo(sizes[0] + sizes[1]);
+    assertThat(built(indexes, smalls[2])).isNotNull();
+    assertThat(indexes.current(smalls[0])).as("used longest ago: evicted").isNull();
+    assertThat(indexes.current(smalls[1])).isNotNull();
+    assertThat(indexes.bytes()).isEqualTo(sizes[1] + sizes[2]).isLessThanOrEqualTo(budget);
 
-    TermIndexes tiny = new TermIndexes(pool, 10_000, clock::get);
+    // A tenant over half the budget is not copied, so it cannot push every other tenant out.
+    long big = built(roomy, tenant).bytes();
+    TermIndexes half = new TermIndexes(pool, 2 * big - 2, clock::get);
     clock.addAndGet(3_600_000_000_000L);
-    tiny.refresh(tenant, -1).await();
-    assertThat(tiny.current(tenant)).as("too large for the budget").isNull();
-    assertThat(tiny.bytes()).isZero();
-    assertThat(built(tiny, small)).isNotNull();
+    half.refresh(tenant, -1).await();
+    assertThat(half.current(tenant)).as("over half the budget").isNull();
+    assertThat(half.bytes()).isZero();
+    assertThat(built(half, smalls[0])).isNotNull();
+    TermIndexes justHalf = new TermIndexes(pool, 2 * big, clock::get);
+    assertThat(built(justHalf, tenant)).as("exactly half the budget").isNotNull();
   }
 }
