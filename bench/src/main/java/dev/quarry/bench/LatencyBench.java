@@ -93,7 +93,8 @@ public final class LatencyBench {
 
         - **Quarry**: `POST /v1/search` over HTTP to a gateway started in process
           (`dev.quarry.gateway.Gateway`, port 0), timed at the client: query embedding with %s,
-          BM25 and the vector ranking (side by side, on two pooled connections), fusion
+          BM25 (from the gateway's in-memory copy of the postings once it is built during the
+          warm-up, `search/TermIndex`) beside the vector ranking, fusion
           (`search/Fusion`) and context expansion, as in production. "New query" sends each query
           with trailing spaces it has not had before (same terms, same vector, but a miss in the
           gateway's cache of recent query vectors, so the model runs); "repeated query" sends it as
