@@ -284,11 +284,8 @@ public final class SearchService {
         return fromDatabase(inDatabase, args, withDocuments);
       }
       metrics.fullTextRanked("memory");
-      List<RankedChunk> out = new ArrayList<>();
-      for (TermIndex.Hit h : held.rank(terms, avgdl, args.candidates() * POOL_FACTOR, args.candidates(), args.scope())) {
-        out.add(new RankedChunk(h.chunkId(), h.documentId(), h.score()));
-      }
-      return Future.succeededFuture(out);
+      return Future.succeededFuture(
+          held.rank(terms, avgdl, args.candidates() * POOL_FACTOR, args.candidates(), args.scope()));
     });
   }
 

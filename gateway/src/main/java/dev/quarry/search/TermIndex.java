@@ -24,9 +24,6 @@ final class TermIndex {
   /** A query term as the database chose it. */
   record Term(String term, double idf, boolean essential) {}
 
-  /** A ranked chunk. */
-  record Hit(UUID chunkId, UUID documentId, double score) {}
-
   private record Postings(int[] chunks, short[] tf) {}
 
   final long version;
@@ -82,7 +79,7 @@ final class TermIndex {
    * rarest first), or fewer when fewer hold an essential term; {@code scope} null for all of the
    * tenant's documents.
    */
-  List<Hit> rank(List<Term> terms, double avgdl, int pool, int candidates, UUID[] scope) {
+  List<RankedChunk> rank(List<Term> terms, double avgdl, int pool, int candidates, UUID[] scope) {
     boolean[] inScope = null;
     if (scope != null) {
       inScope = new boolean[documents.length];
@@ -149,9 +146,9 @@ final class TermIndex {
       sum[pooled[j]] = sum[pooled[j]] + restScore[j];
     }
     int[] best = top(pooled, pooled.length, sum, candidates);
-    List<Hit> hits = new ArrayList<>(best.length);
+    List<RankedChunk> hits = new ArrayList<>(best.length);
     for (int c : best) {
-      hits.add(new Hit(new UUID(chunkHi[c], chunkLo[c]), documents[documentOf[c]], sum[c]));
+      hits.add(new RankedChunk(new UUID(chunkHi[c], chunkLo[c]), documents[documentOf[c]], sum[c]));
     }
     scratch.generation++;
     return hits;

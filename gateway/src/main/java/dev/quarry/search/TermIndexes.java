@@ -63,7 +63,6 @@ final class TermIndexes {
   private final Map<UUID, Entry> entries = new ConcurrentHashMap<>();
   /** Bytes of the copies held plus those being built. Guarded by {@code this}. */
   private long reserved;
-  private volatile int builds;
 
   /** One tenant's copy and its build state; the fields other than {@code index} under {@code this}. */
   private static final class Entry {
@@ -109,10 +108,6 @@ final class TermIndexes {
     return reserved;
   }
 
-  /** Builds finished (successfully or not) since start: for tests and the metrics. */
-  int builds() {
-    return builds;
-  }
 
   /**
    * Starts a build of the tenant's copy unless one is running, the copy already has {@code seen}
@@ -153,20 +148,12 @@ final class TermIndexes {
               LOG.info("copy of a tenant's postings built: version {}, {} chunks, {} postings, {} terms,"
                   + " {} bytes, {} ms", index.version, index.chunks(), index.postings(), index.terms(),
                   index.bytes(), e.lastDuration / 1_000_000);
-              long bytes = index.bytes();
-              reserved += bytes - e.reservedBytes;
-              e.reservedBytes = bytes;
               e.index = index;
-            } else if (e.index == null) {
-              reserved -= e.reservedBytes;
-              e.reservedBytes = 0;
-            } else {
-              // The old copy stays; its own size is what it holds.
-              long bytes = e.index.bytes();
-              reserved += bytes - e.reservedBytes;
-              e.reservedBytes = bytes;
             }
-            builds++;
+            // What the entry holds now (the new copy, the old one, or none) is what stays reserved.
+            long holds = e.index == null ? 0 : e.index.bytes();
+            reserved += holds - e.reservedBytes;
+            e.reservedBytes = holds;
           }
           done.complete();
         });
