@@ -95,6 +95,16 @@ class TermIndexTest {
     return indexes.current(of);
   }
 
+  /** A new tenant holding one document of one chunk, {@code text}. */
+  static UUID tenantWith(String name, String text) throws Exception {
+    try (Connection c = db.jdbc()) {
+      Corpus corpus = new Corpus(c, SharedEmbedder.get());
+      UUID id = corpus.tenant(name);
+      corpus.doc(id, name).text(text).insert();
+      return id;
+    }
+  }
+
   static double counted(QuarryMetrics metrics, String source) {
     var counter = metrics.registry().find("quarry_search_fulltext_rankings").tag("source", source).counter();
     return counter == null ? 0 : counter.count();
@@ -161,13 +171,8 @@ class TermIndexTest {
   @Test
   @DisplayName("a copy is used only at the database's version: after a write the database ranks until the copy is rebuilt")
   void staleCopyIsNotUsed() throws Exception {
-    UUID other;
+    UUID other = tenantWith("writes", "basalt columns cool slowly");
     UUID added;
-    try (Connection c = db.jdbc()) {
-      Corpus corpus = new Corpus(c, SharedEmbedder.get());
-      other = corpus.tenant("writes");
-      corpus.doc(other, "First").text("basalt columns cool slowly").insert();
-    }
     QuarryMetrics metrics = new QuarryMetrics();
     SearchService search = service(64, 10_000, metrics);
     TermIndex first = built(search.termIndexes(), other);
@@ -202,12 +207,7 @@ class TermIndexTest {
   @Test
   @DisplayName("a tenant's copy holds its own chunks only: another tenant's words find nothing")
   void tenantsApart() throws Exception {
-    UUID alone;
-    try (Connection c = db.jdbc()) {
-      Corpus corpus = new Corpus(c, SharedEmbedder.get());
-      alone = corpus.tenant("alone");
-      corpus.doc(alone, "Only").text("an obsidian flake").insert();
-    }
+    UUID alone = tenantWith("alone", "an obsidian flake");
     QuarryMetrics metrics = new QuarryMetrics();
     SearchService search = service(64, 10_000, metrics);
     TermIndex copy = built(search.termIndexes(), alone);
@@ -222,15 +222,8 @@ class TermIndexTest {
   @Test
   @DisplayName("copies stay within their budget: the one used longest ago makes room; one over half the budget is not made")
   void withinBudget() throws Exception {
-    UUID[] smalls = new UUID[3];
-    try (Connection c = db.jdbc()) {
-      Corpus corpus = new Corpus(c, SharedEmbedder.get());
-      String[] texts = {"gneiss and schist", "pumice floats on water", "tuff from an old eruption"};
-      for (int i = 0; i < 3; i++) {
-        smalls[i] = corpus.tenant("small-" + i);
-        corpus.doc(smalls[i], "Small " + i).text(texts[i]).insert();
-      }
-    }
+    UUID[] smalls = {tenantWith("small-0", "gneiss and schist"),
+        tenantWith("small-1", "pumice floats on water"), tenantWith("small-2", "tuff from an old eruption")};
     TermIndexes roomy = new TermIndexes(pool, 64L << 20, clock::get);
     long[] sizes = new long[3];
     for (int i = 0; i < 3; i++) {
