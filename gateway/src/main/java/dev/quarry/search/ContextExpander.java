@@ -18,7 +18,7 @@ import java.util.UUID;
  * page headers, footers and footnotes around the hit are left out and cost nothing. Hits whose
  * contexts overlap in one document, or share a page of it, become one result, with the better
  * score: a paged document's ten results are then ten places in it, not three passages of one page
- * (BENCHMARKS.md, "Filings: session 12").
+ * (BENCHMARKS.md, "Filings: session 12"). So do hits under one heading path on consecutive pages.
  *
  * <p>Lengths count the text as it is returned: items joined by a blank line.
  */
@@ -170,7 +170,27 @@ final class ContextExpander {
       if (items.isEmpty() || other.items.isEmpty() || !best.documentId().equals(other.best.documentId())) {
         return false;
       }
-      return start() < other.end() && other.start() < end() || sharesPage(other);
+      return start() < other.end() && other.start() < end() || sharesPage(other)
+          || continuesSection(other);
+    }
+
+    /**
+     * Whether the two contexts are one section running over a page break: the same heading path on
+     * consecutive pages. A filing's note or table that spans two pages is one place to look, and as
+     * two results it pushed the next place out of the first three (BENCHMARKS.md, "Filings: session
+     * 14"). Hits without a heading path never merge this way: an unnamed section is no evidence.
+     */
+    private boolean continuesSection(Context other) {
+      if (best.headings().isEmpty() || !best.headings().equals(other.best.headings())) {
+        return false;
+      }
+      Set<Integer> mine = pages();
+      for (Integer page : other.pages()) {
+        if (mine.contains(page - 1) || mine.contains(page + 1)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /**

@@ -72,8 +72,9 @@ class ContextExpanderTest {
     RankedHit best = hit(DOC, 1, 0.9, 200);
     RankedHit second = hit(DOC, 2, 0.5, 200);
     RankedHit elsewhere = hit(OTHER_DOC, 4, 0.4, 200);
-    RankedHit apart = hit(DOC, 8, 0.3, 200);
-    // Budget 58 = three items: [0, 3), [1, 4) overlap; [7, 10) does not, nor shares their page.
+    RankedHit apart = headed(hit(DOC, 8, 0.3, 200), List.of("Another section"));
+    // Budget 58 = three items: [0, 3), [1, 4) overlap; [7, 10) does not, nor shares their page,
+    // nor continues their section.
     List<SearchHit> out = new ContextExpander(58).expand(List.of(best, second, elsewhere, apart), 5);
     assertThat(out).hasSize(3);
     assertThat(out.get(0).chunkId()).isEqualTo(best.chunkId());
@@ -97,12 +98,55 @@ class ContextExpanderTest {
     assertThat(refs(out.get(0))).containsExactly("#/texts/0", "#/texts/1", "#/texts/2",
         "#/texts/3", "#/texts/4", "#/texts/5");
     assertThat(out.get(0).pageNumbers()).containsExactly(1, 2);
-    // Alone, [0, 3) and [7, 10) are on pages 1 and 2: two results.
-    assertThat(new ContextExpander(58).expand(List.of(first, hit(DOC, 8, 0.7, 200)), 5)).hasSize(2);
+    // Alone, [0, 3) and [7, 10) are on pages 1 and 2: two results when their sections differ.
+    RankedHit nextPage = headed(hit(DOC, 8, 0.7, 200), List.of("Another section"));
+    assertThat(new ContextExpander(58).expand(List.of(first, nextPage), 5)).hasSize(2);
     // Hits without page numbers (text, Markdown) merge only where their items overlap.
     RankedHit a = unpaged(hit(DOC, 0, 0.9, 200));
     RankedHit b = unpaged(hit(DOC, 4, 0.8, 200));
     assertThat(new ContextExpander(58).expand(List.of(a, b), 5)).hasSize(2);
+  }
+
+  @Test
+  @DisplayName("one section running over a page break is one result; a page further on, or no heading path, stays apart")
+  void sectionOverPageBreak() {
+    // Item i is on page 1 + i / 3: [0, 3) on page 1, [7, 10) on pages 3 and 4.
+    RankedHit top = paged(hit(DOC, 1, 0.9, 200), 3);
+    RankedHit nextPage = paged(hit(DOC, 4, 0.8, 200), 3); // [3, 6): page 2
+    RankedHit twoOn = paged(hit(DOC, 8, 0.7, 200), 3); // [7, 10): pages 3 and 4
+    ContextExpander expander = new ContextExpander(58);
+
+    List<SearchHit> merged = expander.expand(List.of(top, nextPage), 5);
+    assertThat(merged).hasSize(1);
+    assertThat(merged.get(0).chunkId()).isEqualTo(top.chunkId());
+    assertThat(merged.get(0).score()).isEqualTo(0.9);
+    assertThat(merged.get(0).pageNumbers()).containsExactly(1, 2);
+
+    assertThat(expander.expand(List.of(top, twoOn), 5)).hasSize(2);
+    assertThat(expander.expand(List.of(headed(top, List.of()), headed(nextPage, List.of())), 5))
+        .hasSize(2);
+    assertThat(expander.expand(List.of(top, headed(nextPage, List.of("H", "Sub"))), 5)).hasSize(2);
+    RankedHit otherDoc = paged(hit(OTHER_DOC, 4, 0.8, 200), 3);
+    assertThat(expander.expand(List.of(top, otherDoc), 5)).hasSize(2);
+    // Once merged, the result reaches page 2, so a hit on page 3 continues it in turn.
+    RankedHit pageThree = paged(hit(DOC, 7, 0.6, 200), 3); // [6, 9): page 3
+    assertThat(expander.expand(List.of(top, nextPage, pageThree), 5)).hasSize(1);
+  }
+
+  /** The hit with item i on page 1 + i / perPage. */
+  static RankedHit paged(RankedHit h, int perPage) {
+    List<Item> items = h.items().stream()
+        .map(i -> new Item(i.position(), i.selfRef(), i.label(), i.text(), List.of(1 + i.position() / perPage)))
+        .toList();
+    return new RankedHit(h.chunkId(), h.score(), h.documentId(), h.documentTitle(), h.documentUri(),
+        h.itemStart(), h.itemEnd(), h.headings(), h.content(), List.of(1 + h.itemStart() / perPage),
+        h.docItemRefs(), h.labels(), h.sectionCost(), items);
+  }
+
+  static RankedHit headed(RankedHit h, List<String> headings) {
+    return new RankedHit(h.chunkId(), h.score(), h.documentId(), h.documentTitle(), h.documentUri(),
+        h.itemStart(), h.itemEnd(), headings, h.content(), h.pageNumbers(), h.docItemRefs(), h.labels(),
+        h.sectionCost(), h.items());
   }
 
   static RankedHit unpaged(RankedHit h) {
