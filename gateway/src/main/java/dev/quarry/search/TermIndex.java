@@ -35,10 +35,11 @@ final class TermIndex {
   private final Map<UUID, Integer> documentNumbers;
   private final Map<String, Postings> postings;
   private final long postingCount;
+  private final long termBytes;
 
   private TermIndex(long version, long[] chunkHi, long[] chunkLo, int[] tokenCount, int[] documentOf,
       UUID[] documents, Map<UUID, Integer> documentNumbers, Map<String, Postings> postings,
-      long postingCount) {
+      long postingCount, long termBytes) {
     this.version = version;
     this.chunkHi = chunkHi;
     this.chunkLo = chunkLo;
@@ -48,6 +49,7 @@ final class TermIndex {
     this.documentNumbers = documentNumbers;
     this.postings = postings;
     this.postingCount = postingCount;
+    this.termBytes = termBytes;
   }
 
   int chunks() {
@@ -64,14 +66,38 @@ final class TermIndex {
 
   /** Heap taken, estimated the way {@link TermIndexes} reserves it before a build. */
   long bytes() {
-    return estimateBytes(chunks(), postingCount, terms(), documents.length);
+    return estimateBytes(chunks(), postingCount, terms(), termBytes, documents.length);
   }
 
-  /** About what an index of this shape takes on the heap. */
-  static long estimateBytes(long chunks, long postings, long terms, long documents) {
+  /**
+   * About what an index of this shape takes on the heap; {@code termBytes} is the terms' length in
+   * UTF-8, which is never less than what their characters take in a Java string.
+   */
+  static long estimateBytes(long chunks, long postings, long terms, long termBytes, long documents) {
     // Per posting an int and a short; per chunk two longs and two ints; per term its map entry,
-    // key and two array headers; per document its UUID and map entry.
-    return postings * 6 + chunks * 24 + terms * 120 + documents * 100;
+    // its key's headers and two array headers, then the key's characters; per document its UUID
+    // and map entry.
+    return postings * 6 + chunks * 24 + terms * 120 + termBytes + documents * 100;
+  }
+
+  /** The length of a term in UTF-8, as PostgreSQL's {@code octet_length} counts it. */
+  static long utf8Length(String term) {
+    long n = 0;
+    for (int i = 0; i < term.length(); i++) {
+      char c = term.charAt(i);
+      if (c < 0x80) {
+        n += 1;
+      } else if (c < 0x800) {
+        n += 2;
+      } else if (Character.isHighSurrogate(c) && i + 1 < term.length()
+          && Character.isLowSurrogate(term.charAt(i + 1))) {
+        n += 4;
+        i++;
+      } else {
+        n += 3;
+      }
+    }
+    return n;
   }
 
   /**
@@ -276,6 +302,7 @@ final class TermIndex {
     private final Map<UUID, Integer> documentNumbers = new HashMap<>();
     private final Map<String, Postings> postings = new HashMap<>();
     private long postingCount;
+    private long termBytes;
     private String term;
     private int[] termChunks = new int[256];
     private short[] termTf = new short[256];
@@ -358,6 +385,7 @@ final class TermIndex {
       if (term != null && termSize > 0) {
         postings.put(term, new Postings(Arrays.copyOf(termChunks, termSize), Arrays.copyOf(termTf, termSize)));
         postingCount += termSize;
+        termBytes += utf8Length(term);
       }
       term = null;
       termSize = 0;
@@ -367,7 +395,7 @@ final class TermIndex {
       finishTerm();
       return new TermIndex(version, Arrays.copyOf(hi, chunkCount), Arrays.copyOf(lo, chunkCount),
           Arrays.copyOf(tokens, chunkCount), Arrays.copyOf(documentOf, chunkCount),
-          documents.toArray(UUID[]::new), Map.copyOf(documentNumbers), Map.copyOf(postings), postingCount);
+          documents.toArray(UUID[]::new), Map.copyOf(documentNumbers), Map.copyOf(postings), postingCount, termBytes);
     }
   }
 }

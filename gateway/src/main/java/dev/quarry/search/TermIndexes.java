@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * <p>Memory: a build first reads the index's size from the term statistics and reserves its
  * estimate ({@link TermIndex#estimateBytes}); it evicts the copies used longest ago to make room, and
  * a tenant whose index alone exceeds half the budget ({@link #TENANT_SHARE}) is not copied at all
- * (until its version moves). A budget of 0 turns the whole thing off.
+ * (until its version moves). At most {@link #MAX_BUILDS} builds run at once. A budget of 0 turns
+ * the whole thing off.
  */
 final class TermIndexes {
   private static final Logger LOG = LoggerFactory.getLogger(TermIndexes.class);
@@ -47,11 +48,18 @@ final class TermIndexes {
   /** Rows per round trip of the postings cursor; a round's rows are indexed on the event loop. */
   static final int FETCH = 5_000;
 
-  private static final String SIZE = "SELECT s.term_version, s.chunk_count,"
-      + " (SELECT coalesce(sum(df), 0) FROM term_stats WHERE tenant_id = $1 AND df > 0) AS postings,"
-      + " (SELECT count(*) FROM term_stats WHERE tenant_id = $1 AND df > 0) AS terms,"
-      + " (SELECT count(*) FROM documents WHERE tenant_id = $1) AS documents"
-      + " FROM corpus_stats s WHERE s.tenant_id = $1";
+  /**
+   * Builds under way at once in this gateway, over all tenants: each holds a connection and a share
+   * of the event loop for its whole length, so many tenants rebuilding together (after a restart,
+   * say) would slow every search; the rest rank in the database meanwhile and ask again later.
+   */
+  static final int MAX_BUILDS = 2;
+
+  private static final String SIZE = "SELECT s.term_version, s.chunk_count, t.postings, t.terms,"
+      + " t.term_bytes, (SELECT count(*) FROM documents WHERE tenant_id = $1) AS documents"
+      + " FROM corpus_stats s, LATERAL (SELECT coalesce(sum(df), 0) AS postings, count(*) AS terms,"
+      + " coalesce(sum(octet_length(term)), 0) AS term_bytes"
+      + " FROM term_stats WHERE tenant_id = $1 AND df > 0) t WHERE s.tenant_id = $1";
   private static final String CHUNKS =
       "SELECT id, document_id, token_count FROM chunks WHERE tenant_id = $1 ORDER BY id";
   private static final String POSTINGS =
@@ -63,6 +71,8 @@ final class TermIndexes {
   private final Map<UUID, Entry> entries = new ConcurrentHashMap<>();
   /** Bytes of the copies held plus those being built. Guarded by {@code this}. */
   private long reserved;
+  /** Builds under way. Guarded by {@code this}. */
+  private int building;
 
   /** One tenant's copy and its build state; the fields other than {@code index} under {@code this}. */
   private static final class Entry {
@@ -124,9 +134,11 @@ final class TermIndexes {
     synchronized (this) {
       TermIndex held = e.index;
       if (e.building || (held != null && held.version == seen) || (seen >= 0 && e.tooLarge == seen)
-          || now - e.lastStart < Math.max(MIN_INTERVAL_NANOS, THROTTLE * e.lastDuration)) {
+          || now - e.lastStart < Math.max(MIN_INTERVAL_NANOS, THROTTLE * e.lastDuration)
+          || building >= MAX_BUILDS) {
         return null;
       }
+      building++;
       e.building = true;
       e.lastStart = now;
     }
@@ -137,6 +149,7 @@ final class TermIndexes {
             .eventually(conn::close)))
         .onComplete(result -> {
           synchronized (this) {
+            building--;
             e.building = false;
             e.lastDuration = clock.getAsLong() - e.lastStart;
             if (result.failed()) {
@@ -172,7 +185,7 @@ final class TermIndexes {
           Row r = size.iterator().next();
           long version = r.getLong("term_version");
           long estimate = TermIndex.estimateBytes(r.getLong("chunk_count"), r.getLong("postings"),
-              r.getLong("terms"), r.getLong("documents"));
+              r.getLong("terms"), r.getLong("term_bytes"), r.getLong("documents"));
           if (!reserve(e, version, estimate)) {
             return Future.succeededFuture(null);
           }

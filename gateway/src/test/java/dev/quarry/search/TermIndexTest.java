@@ -251,4 +251,64 @@ class TermIndexTest {
     TermIndexes justHalf = new TermIndexes(pool, 2 * big, clock::get);
     assertThat(built(justHalf, tenant)).as("exactly half the budget").isNotNull();
   }
+
+  @Test
+  @DisplayName("long and non-ASCII terms count at their length: the copy reserves what the database's term statistics say")
+  void longTermsCount() throws Exception {
+    Random random = new Random(16);
+    StringBuilder text = new StringBuilder("ελληνικά καφé naïve ");
+    for (int w = 0; w < 40; w++) {
+      for (int i = 0; i < 1_000; i++) {
+        text.append((char) ('a' + random.nextInt(26)));
+      }
+      text.append(' ');
+    }
+    UUID wordy = tenantWith("wordy", text.toString());
+    UUID plain = tenantWith("plain", "ash");
+    TermIndexes indexes = new TermIndexes(pool, 64L << 20, clock::get);
+    TermIndex copy = built(indexes, wordy);
+    long expected;
+    try (Connection c = db.jdbc();
+        PreparedStatement st = c.prepareStatement("SELECT count(*), sum(df), sum(octet_length(term))"
+            + " FROM term_stats WHERE tenant_id = ? AND df > 0")) {
+      st.setObject(1, wordy);
+      var r = st.executeQuery();
+      r.next();
+      assertThat(r.getLong(3)).as("forty words of 1,000 letters").isGreaterThan(40_000);
+      expected = TermIndex.estimateBytes(1, r.getLong(2), r.getLong(1), r.getLong(3), 1);
+    }
+    assertThat(copy.bytes()).isEqualTo(expected);
+    assertThat(indexes.bytes()).isEqualTo(expected);
+    assertThat(copy.bytes() - built(indexes, plain).bytes()).isGreaterThan(40_000);
+    for (String term : List.of("ash", "καφé", "naïve", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "")) {
+      assertThat(TermIndex.utf8Length(term)).as(term)
+          .isEqualTo(term.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+    }
+  }
+
+  @Test
+  @DisplayName("at most two builds run at once across tenants; a third tenant is refused until one ends")
+  void buildsAtOnceBounded() throws Exception {
+    UUID[] tenants = {tenantWith("busy-0", "granite"), tenantWith("busy-1", "basalt"),
+        tenantWith("busy-2", "marble")};
+    TermIndexes indexes = new TermIndexes(pool, 64L << 20, clock::get);
+    clock.addAndGet(3_600_000_000_000L);
+    List<io.vertx.core.Future<Void>> running = new ArrayList<>();
+    try (Connection lock = db.jdbc()) {
+      // Builds read corpus_stats first, so while it is locked the two builds cannot end.
+      lock.setAutoCommit(false);
+      lock.createStatement().execute("LOCK TABLE corpus_stats IN ACCESS EXCLUSIVE MODE");
+      running.add(indexes.refresh(tenants[0], -1));
+      running.add(indexes.refresh(tenants[1], -1));
+      assertThat(running).doesNotContainNull();
+      assertThat(indexes.refresh(tenants[2], -1)).as("a third build at once").isNull();
+      lock.commit();
+    }
+    for (var build : running) {
+      build.await();
+    }
+    assertThat(indexes.current(tenants[0])).isNotNull();
+    assertThat(indexes.current(tenants[1])).isNotNull();
+    assertThat(built(indexes, tenants[2])).as("once the others ended").isNotNull();
+  }
 }
