@@ -229,7 +229,10 @@ public final class QuarryMetrics {
 
   /** Search, once at start-up: the heap its copies of tenants' postings take. */
   public void termIndexBytes(java.util.function.LongSupplier bytes) {
+    // Held strongly: the supplier is a method reference made for this call, which nothing else
+    // holds, and a gauge's weak reference would read NaN after the first collection.
     Gauge.builder("quarry_search_term_index_bytes", bytes, s -> (double) s.getAsLong()).baseUnit("bytes")
+        .strongReference(true)
         .description("Heap reserved for copies of tenants' BM25 postings").register(registry);
   }
 
