@@ -20,7 +20,7 @@ import java.util.UUID;
  * PostgreSQL's uuid order. Chunks are numbered in that order, so the tie-break is a comparison of
  * their numbers.
  */
-final class TermIndex {
+final class TermIndex implements TenantCopies.Copy {
   /** A query term as the database chose it. */
   record Term(String term, double idf, boolean essential) {}
 
@@ -52,8 +52,19 @@ final class TermIndex {
     this.termBytes = termBytes;
   }
 
+  @Override
+  public long version() {
+    return version;
+  }
+
   int chunks() {
     return chunkHi.length;
+  }
+
+  @Override
+  public String toString() {
+    return "BM25 postings at version " + version + ": " + chunks() + " chunks, " + postingCount
+        + " postings, " + terms() + " terms";
   }
 
   long postings() {
@@ -65,7 +76,8 @@ final class TermIndex {
   }
 
   /** Heap taken, estimated the way {@link TermIndexes} reserves it before a build. */
-  long bytes() {
+  @Override
+  public long bytes() {
     return estimateBytes(chunks(), postingCount, terms(), termBytes, documents.length);
   }
 

@@ -1,0 +1,288 @@
+package dev.quarry.search;
+
+import dev.quarry.store.Database;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.sqlclient.Cursor;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Copies of tenants' search data kept in memory, of several kinds (the BM25 postings,
+ * {@link TermIndexes}; the vectors, {@link VectorIndexes}), within one budget of heap.
+ *
+ * <p>The database stays the one source of truth; a copy knows the version it was made at. Every
+ * statement that writes a tenant's chunks or postings sets the tenant's {@code term_version} to a
+ * fresh value (migrations V13 and V15); a search reads it with the query's terms (one short
+ * statement) and uses a copy only when the copy has that very version; otherwise the database
+ * answers as before and a new copy is asked for ({@link #refresh}). Copies are made in the
+ * background from one REPEATABLE READ snapshot (rows read through a cursor, then the copy made off
+ * the connection on one low-priority thread), one at a time per tenant and kind, at most
+ * {@link #MAX_BUILDS} at once, and no more often than every {@link #THROTTLE} times the last build's
+ * duration, so a tenant that writes all the time costs the database a bounded share of its time and
+ * simply keeps searching there. Every gateway replica keeps copies of its own and checks them the
+ * same way.
+ *
+ * <p>Memory: a build first reads the copy's size from the database's statistics and reserves what
+ * the build will hold at its peak ({@link Size#peak}) on top of what the tenant's current copy
+ * holds; it evicts the copies used longest ago to make room, and a copy whose estimate alone
+ * exceeds half the budget ({@link #TENANT_SHARE}), or whose build's peak exceeds all of it, is not
+ * made at all (until its version moves).
+ * Once made, a copy reserves what it reports ({@link Copy#bytes}). A budget of 0 turns the whole
+ * thing off.
+ */
+final class TenantCopies {
+  private static final Logger LOG = LoggerFactory.getLogger(TenantCopies.class);
+  /** A copy is rebuilt at most once per this many times its last build's duration. */
+  static final int THROTTLE = 4;
+  /**
+   * One copy takes at most this fraction of the budget (1/2), so that a single large tenant cannot
+   * evict every other tenant's copies; a larger one is searched in the database.
+   */
+  static final int TENANT_SHARE = 2;
+  /** Nor more often than this, whatever it took: a tenant without chunks builds nothing, quickly. */
+  static final long MIN_INTERVAL_NANOS = 1_000_000_000L;
+  /**
+   * Builds under way at once in this gateway, over all tenants and kinds: each holds a connection
+   * while it reads and a share of the machine while it builds, so many tenants rebuilding together
+   * (after a restart, say) would slow every search; the rest are searched in the database meanwhile
+   * and ask again later.
+   */
+  static final int MAX_BUILDS = 2;
+  /** Rows per round trip of a cursor; a round's rows are taken in on the event loop. */
+  static final int FETCH = 5_000;
+
+  /**
+   * Where copies are made once their rows are read: one thread for the whole process, at the lowest
+   * priority, so that building a large copy (an HNSW graph takes tens of seconds at 100k chunks)
+   * competes as little as it can with searches and never holds an event loop.
+   */
+  private static final ExecutorService MAKER = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "quarry-search-copies");
+    t.setDaemon(true);
+    t.setPriority(Thread.MIN_PRIORITY);
+    return t;
+  });
+
+  /** What a copy is: made at one version, taking about so many bytes of heap. */
+  interface Copy {
+    long version();
+
+    long bytes();
+  }
+
+  /** A copy's size before it is made: its version, its estimated bytes, and its build's peak. */
+  record Size(long version, long estimate, long peak) {}
+
+  /** One kind of copy: how to size it and how to read it, inside the build's snapshot. */
+  interface Kind<C extends Copy> {
+    /** The tenant's version and the copy's size, or null when the tenant has nothing to copy. */
+    Future<Size> size(SqlConnection conn, UUID tenant);
+
+    /** Reads the rows; the supplier makes the copy from them, off the connection. */
+    Future<Supplier<C>> read(SqlConnection conn, UUID tenant, long version);
+
+    /**
+     * Whether making the copy from its rows takes long (a graph to build): it is then made on the
+     * copies' own low-priority thread, else where the rows were read, right away.
+     */
+    boolean slow();
+  }
+
+  private record Key(Kind<?> kind, UUID tenant) {}
+
+  /** One copy and its build state; the fields other than {@code copy} and {@code lastUsed} under {@code this}. */
+  private static final class Entry {
+    volatile Copy copy;
+    volatile long lastUsed;
+    boolean building;
+    long heldBytes;
+    long buildingBytes;
+    long lastStart = Long.MIN_VALUE / 2;
+    long lastDuration;
+    /** The version found too large for the budget, so not tried again; -1 for none. */
+    long tooLarge = -1;
+  }
+
+  private final Pool pool;
+  private final long budgetBytes;
+  private final LongSupplier clock;
+  private final Map<Key, Entry> entries = new ConcurrentHashMap<>();
+  /** Bytes of the copies held plus those being built. Guarded by {@code this}. */
+  private long reserved;
+  /** Builds under way. Guarded by {@code this}. */
+  private int building;
+
+  TenantCopies(Pool pool, long budgetBytes, LongSupplier clock) {
+    if (budgetBytes < 0) {
+      throw new IllegalArgumentException("search copies' budget must be >= 0 bytes, got " + budgetBytes);
+    }
+    this.pool = pool;
+    this.budgetBytes = budgetBytes;
+    this.clock = clock;
+  }
+
+  boolean enabled() {
+    return budgetBytes > 0;
+  }
+
+  /** Bytes reserved by the copies held and those being built. */
+  synchronized long bytes() {
+    return reserved;
+  }
+
+  /** The tenant's copy of this kind, whatever its version, or null; counts as a use. */
+  @SuppressWarnings("unchecked")
+  <C extends Copy> C current(Kind<C> kind, UUID tenant) {
+    Entry e = entries.get(new Key(kind, tenant));
+    if (e == null) {
+      return null;
+    }
+    e.lastUsed = clock.getAsLong();
+    return (C) e.copy;
+  }
+
+  /**
+   * Starts a build of the tenant's copy of this kind unless one is running, the copy already has
+   * {@code seen} (the version a search just read; -1 when unknown), it was built too recently, it
+   * did not fit at that version, or {@link #MAX_BUILDS} are running. Returns the build, or null when
+   * none was started; the future never fails (a failed build leaves the old copy, which searches
+   * will keep finding stale).
+   */
+  <C extends Copy> Future<Void> refresh(Kind<C> kind, UUID tenant, long seen) {
+    if (!enabled()) {
+      return null;
+    }
+    Entry e = entries.computeIfAbsent(new Key(kind, tenant), k -> new Entry());
+    long now = clock.getAsLong();
+    synchronized (this) {
+      Copy held = e.copy;
+      if (e.building || (held != null && held.version() == seen) || (seen >= 0 && e.tooLarge == seen)
+          || now - e.lastStart < Math.max(MIN_INTERVAL_NANOS, THROTTLE * e.lastDuration)
+          || building >= MAX_BUILDS) {
+        return null;
+      }
+      building++;
+      e.building = true;
+      e.lastStart = now;
+    }
+    e.lastUsed = now;
+    Promise<Void> done = Promise.promise();
+    pool.getConnection()
+        .compose(conn -> read(conn, kind, tenant, e).eventually(() -> conn.query("ROLLBACK").execute()
+            .eventually(conn::close)))
+        .compose(make -> make == null ? Future.succeededFuture(null)
+            : kind.slow() ? made(make) : Future.succeededFuture(make.get()))
+        .onComplete(result -> {
+          synchronized (this) {
+            building--;
+            e.building = false;
+            e.lastDuration = clock.getAsLong() - e.lastStart;
+            if (result.failed()) {
+              LOG.warn("copy of a tenant's search data not built; the database searches it: {}",
+                  result.cause().toString());
+            }
+            Copy copy = result.succeeded() ? result.result() : null;
+            if (copy != null) {
+              LOG.info("copy of a tenant's search data built: {}, {} bytes, {} ms", copy,
+                  copy.bytes(), e.lastDuration / 1_000_000);
+              e.copy = copy;
+            }
+            // What the entry holds now (the new copy, the old one, or none) is what stays reserved.
+            long holds = e.copy == null ? 0 : e.copy.bytes();
+            reserved += holds - e.heldBytes - e.buildingBytes;
+            e.heldBytes = holds;
+            e.buildingBytes = 0;
+          }
+          done.complete();
+        });
+    return done.future();
+  }
+
+  private static <C extends Copy> Future<C> made(Supplier<C> make) {
+    Promise<C> made = Promise.promise();
+    try {
+      MAKER.execute(() -> {
+        try {
+          made.complete(make.get());
+        } catch (RuntimeException | OutOfMemoryError ex) {
+          made.fail(ex);
+        }
+      });
+    } catch (RuntimeException rejected) {
+      made.fail(rejected);
+    }
+    return made.future();
+  }
+
+  /** The rows at the snapshot's version, or null when the copy does not fit (or there is none). */
+  private <C extends Copy> Future<Supplier<C>> read(SqlConnection conn, Kind<C> kind, UUID tenant,
+      Entry e) {
+    return conn.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + Database.setTenant(tenant))
+        .execute()
+        .compose(x -> kind.size(conn, tenant))
+        .compose(size -> size == null || !reserve(e, size)
+            ? Future.succeededFuture(null)
+            : kind.read(conn, tenant, size.version()));
+  }
+
+  /**
+   * Makes room for the build's peak, beside what the entry holds now, by evicting the copies used
+   * longest ago (other than this entry's); false when it cannot fit at all.
+   */
+  private synchronized boolean reserve(Entry e, Size size) {
+    if (size.estimate() > budgetBytes / TENANT_SHARE || size.peak() > budgetBytes) {
+      e.tooLarge = size.version();
+      return false;
+    }
+    long needed = Math.max(size.peak(), size.estimate());
+    while (reserved + needed > budgetBytes) {
+      Entry victim = entries.values().stream()
+          .filter(v -> v != e && !v.building && v.copy != null)
+          .min(Comparator.comparingLong(v -> v.lastUsed)).orElse(null);
+      if (victim == null) {
+        return false;
+      }
+      victim.copy = null;
+      reserved -= victim.heldBytes;
+      victim.heldBytes = 0;
+    }
+    reserved += needed;
+    e.buildingBytes = needed;
+    return true;
+  }
+
+  /** Hands each row of a statement to {@code sink}. */
+  interface RowSink {
+    void accept(Row row);
+  }
+
+  /** Every row of a statement through a cursor, {@link #FETCH} at a time. */
+  static Future<Void> stream(SqlConnection conn, String sql, UUID tenant, RowSink sink) {
+    return conn.prepare(sql).compose(ps -> {
+      Cursor cursor = ps.cursor(Tuple.of(tenant));
+      return readAll(cursor, sink).eventually(() -> cursor.close().eventually(ps::close));
+    });
+  }
+
+  private static Future<Void> readAll(Cursor cursor, RowSink sink) {
+    return cursor.read(FETCH).compose(rows -> {
+      for (Row row : rows) {
+        sink.accept(row);
+      }
+      return cursor.hasMore() ? readAll(cursor, sink) : Future.succeededFuture();
+    });
+  }
+}
