@@ -47,7 +47,7 @@ fi
 # This checkout's own modules, not the copies in ~/.m2: those are whatever the last `mvn install` of
 # any checkout on the machine put there, and may be rewritten while the bench runs.
 deps=$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/dev/quarry/' | paste -sd: -)
-exec java --enable-native-access=ALL-UNNAMED -Xmx6g ${BENCH_JAVA_OPTS:-} \
+exec java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx6g ${BENCH_JAVA_OPTS:-} \
   -Dbench.command="./quarry bench ${which[*]}" \
   -cp "bench/target/classes:gateway/target/classes:proto/target/classes:$deps" \
   dev.quarry.bench.BenchMain "${which[@]}"

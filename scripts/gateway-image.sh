@@ -21,8 +21,9 @@ image="${QUARRY_GATEWAY_IMAGE:-quarry-gateway:0.1.0}"
 jre_image="${QUARRY_JRE_IMAGE:-eclipse-temurin:21-jre}"
 standin_image="quarry-jre:local"
 # What jdeps finds in the shaded jar (jdeps --print-module-deps --ignore-missing-deps
-# --multi-release 21), plus java.logging and jdk.crypto.ec that libraries reach by reflection.
-jre_modules="java.base,java.compiler,java.desktop,java.logging,java.naming,java.net.http,java.security.jgss,java.sql,java.xml.crypto,jdk.crypto.ec,jdk.jfr,jdk.management,jdk.unsupported"
+# --multi-release 21), plus java.logging and jdk.crypto.ec that libraries reach by reflection, and
+# jdk.incubator.vector, which Lucene uses for the vector copies' distances when it is added (Dockerfile).
+jre_modules="java.base,java.compiler,java.desktop,java.logging,java.naming,java.net.http,java.security.jgss,java.sql,java.xml.crypto,jdk.crypto.ec,jdk.incubator.vector,jdk.jfr,jdk.management,jdk.unsupported"
 readonly START_TIMEOUT_S=180
 
 die() { echo "gateway-image: $*" >&2; exit 1; }

@@ -79,7 +79,7 @@ public record Config(
         TenancySettings.read(s),
         s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000),
         s.integer("QUARRY_SSE_HEARTBEAT_SECONDS", 15, 1, 300),
-        s.integer("QUARRY_SEARCH_MEMORY_MB", 256, 0, 1_048_576));
+        s.integer("QUARRY_SEARCH_MEMORY_MB", 1024, 0, 1_048_576));
   }
 
   /** The same settings with another database name: tests use one database per test class. */

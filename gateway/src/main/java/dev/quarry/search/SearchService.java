@@ -83,6 +83,7 @@ public final class SearchService {
   private final QueryVectorCache queryVectors = new QueryVectorCache(QUERY_VECTORS_CACHED);
   private final QuarryMetrics metrics;
   private final TermIndexes termIndexes;
+  private final VectorIndexes vectorIndexes;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
     this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
@@ -100,12 +101,26 @@ public final class SearchService {
   private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
       QuarryMetrics metrics) {
     this(vertx, pool, embedder, config, postingBudget, metrics,
-        new TermIndexes(pool, config.searchMemoryMb() * 1024L * 1024L));
+        new TenantCopies(pool, config.searchMemoryMb() * 1024L * 1024L, System::nanoTime));
   }
 
-  /** With copies of postings kept as a test arranges them (its own budget and clock). */
+  /** With search copies kept as a test arranges them (their own budget and clock). */
+  SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
+      QuarryMetrics metrics, TenantCopies copies) {
+    this(vertx, pool, embedder, config, postingBudget, metrics, new TermIndexes(copies),
+        new VectorIndexes(copies, embedder.modelName(), embedder.dimensions()));
+  }
+
+  /** With copies of postings kept as a test arranges them, and vectors always from the database. */
   SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
       QuarryMetrics metrics, TermIndexes termIndexes) {
+    this(vertx, pool, embedder, config, postingBudget, metrics, termIndexes,
+        new VectorIndexes(new TenantCopies(pool, 0, System::nanoTime), embedder.modelName(),
+            embedder.dimensions()));
+  }
+
+  private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
+      QuarryMetrics metrics, TermIndexes termIndexes, VectorIndexes vectorIndexes) {
     this.metrics = metrics;
     if (postingBudget < 0) {
       throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
@@ -118,12 +133,18 @@ public final class SearchService {
     this.sql = new SearchSql(embedder.modelName(), embedder.dimensions());
     this.expander = new ContextExpander(config.contextBudgetChars());
     this.termIndexes = termIndexes;
+    this.vectorIndexes = vectorIndexes;
     metrics.termIndexBytes(termIndexes::bytes);
   }
 
   /** The copies of tenants' postings this service ranks with: tests build and inspect them. */
   TermIndexes termIndexes() {
     return termIndexes;
+  }
+
+  /** The copies of tenants' vectors this service ranks with: tests build and inspect them. */
+  VectorIndexes vectorIndexes() {
+    return vectorIndexes;
   }
 
   /**
@@ -165,10 +186,11 @@ public final class SearchService {
         : request.documentIds().toArray(UUID[]::new);
     SearchQuery query = SearchQuery.of(request.query());
     Args args = new Args(tenantId, query.fullText(), null, scope, candidates(fused), null);
-    Future<List<Scored<UUID>>> ranked = fullText(args, false).map(SearchService::scoredChunks);
+    Future<QueryTerms> terms = queryTerms(args);
+    Future<List<Scored<UUID>>> ranked = fullText(args, terms, false).map(SearchService::scoredChunks);
     Future<List<Scored<UUID>>> nearest = embed(query.embedded())
-        .compose(vector -> statement(sql.vectorIds, args.withVector(vector)))
-        .map(SearchService::scored);
+        .compose(vector -> nearest(args.withVector(vector), terms, false))
+        .map(SearchService::scoredChunks);
     Future<List<Scored<UUID>>> order = Future.all(ranked, nearest).map(both -> fusion.fuse(
         ranked.result(), nearest.result(), Math.max(fused, SPARES * limit), args.candidates()));
     return order.compose(all -> {
@@ -215,16 +237,17 @@ public final class SearchService {
     }
     SearchQuery searched = SearchQuery.of(query);
     if (mode != SearchMode.HYBRID) {
-      Future<float[]> vector = mode == SearchMode.FULL_TEXT ? Future.succeededFuture(null) : embed(searched.embedded());
       Args args = new Args(tenantId, searched.fullText(), null, null, limit, null);
-      return mode == SearchMode.FULL_TEXT ? fullText(args, true)
-          : vector.compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
+      Future<QueryTerms> terms = queryTerms(args);
+      return mode == SearchMode.FULL_TEXT ? fullText(args, terms, true)
+          : embed(searched.embedded()).compose(v -> nearest(args.withVector(v), terms, true));
     }
     // Both sides as search takes them, fused the same way.
     Args args = new Args(tenantId, searched.fullText(), null, null, candidates(limit), null);
-    Future<List<RankedChunk>> ranked = fullText(args, true);
+    Future<QueryTerms> terms = queryTerms(args);
+    Future<List<RankedChunk>> ranked = fullText(args, terms, true);
     Future<List<RankedChunk>> nearest = embed(searched.embedded())
-        .compose(v -> statement(sql.vector, args.withVector(v))).map(SearchService::ranked);
+        .compose(v -> nearest(args.withVector(v), terms, true));
     return Future.all(ranked, nearest).map(both -> {
       Map<UUID, UUID> documents = new HashMap<>();
       List<Scored<UUID>> text = new ArrayList<>();
@@ -246,27 +269,29 @@ public final class SearchService {
   }
 
   /**
-   * The full-text ranking of {@code args.candidates()} chunks: from the gateway's copy of the
-   * tenant's postings when it has the version the database reports with the query's terms, else
-   * from the database (and a fresh copy is asked for). Both rank the same way ({@link TermIndex}).
-   * Document ids are filled in when {@code withDocuments}; otherwise they may be null.
+   * What the search copies need from the database for one query: the tenant's current version
+   * ({@code term_version}; -1 when the tenant has no statistics, so no chunks) and the query's terms
+   * with their idf, as the full-text statement would choose them. Null when the tenant has no copy
+   * that could use them (and those copies are asked for, so a later search has them).
    */
-  private Future<List<RankedChunk>> fullText(Args args, boolean withDocuments) {
-    Statement inDatabase = withDocuments ? sql.fullText : sql.fullTextIds;
-    if (!termIndexes.enabled()) {
-      return fromDatabase(inDatabase, args, withDocuments);
-    }
+  private record QueryTerms(long version, double avgdl, List<TermIndex.Term> terms) {}
+
+  private Future<QueryTerms> queryTerms(Args args) {
     UUID tenant = args.tenantId();
-    if (termIndexes.current(tenant) == null) {
+    boolean postings = termIndexes.enabled() && termIndexes.current(tenant) != null;
+    boolean vectors = vectorIndexes.enabled() && vectorIndexes.current(tenant) != null;
+    if (termIndexes.enabled() && !postings) {
       termIndexes.refresh(tenant, -1);
-      return fromDatabase(inDatabase, args, withDocuments);
     }
-    return statement(sql.queryTerms, args).compose(rows -> {
-      if (rows.size() == 0) {
-        return Future.succeededFuture(List.of());
-      }
+    if (vectorIndexes.enabled() && !vectors) {
+      vectorIndexes.refresh(tenant, -1);
+    }
+    if (!postings && !vectors) {
+      return Future.succeededFuture(null);
+    }
+    return statement(sql.queryTerms, args).map(rows -> {
       List<TermIndex.Term> terms = new ArrayList<>();
-      long version = 0;
+      long version = -1;
       double avgdl = 1;
       for (Row row : rows) {
         version = row.getLong("term_version");
@@ -275,22 +300,73 @@ public final class SearchService {
           terms.add(new TermIndex.Term(row.getString("term"), row.getDouble("idf"), row.getBoolean("essential")));
         }
       }
-      if (terms.isEmpty()) {
-        return Future.succeededFuture(List.of());
-      }
-      TermIndex held = termIndexes.current(tenant);
-      if (held == null || held.version != version) {
-        termIndexes.refresh(tenant, version);
-        return fromDatabase(inDatabase, args, withDocuments);
-      }
-      metrics.fullTextRanked("memory");
-      return Future.succeededFuture(
-          held.rank(terms, avgdl, args.candidates() * POOL_FACTOR, args.candidates(), args.scope()));
+      return new QueryTerms(version, avgdl, terms);
     });
   }
 
+  /**
+   * The full-text ranking of {@code args.candidates()} chunks: from the gateway's copy of the
+   * tenant's postings when it has the version the database reports with the query's terms, else
+   * from the database (and a fresh copy is asked for). Both rank the same way ({@link TermIndex}).
+   * Document ids are filled in when {@code withDocuments}; otherwise they may be null.
+   */
+  private Future<List<RankedChunk>> fullText(Args args, Future<QueryTerms> queryTerms,
+      boolean withDocuments) {
+    Statement inDatabase = withDocuments ? sql.fullText : sql.fullTextIds;
+    if (!termIndexes.enabled()) {
+      metrics.fullTextRanked("database");
+      return fromDatabase(inDatabase, args, withDocuments);
+    }
+    UUID tenant = args.tenantId();
+    return queryTerms.compose(q -> {
+      TermIndex held = termIndexes.current(tenant);
+      if (q != null && (q.version() < 0 || q.terms().isEmpty())) {
+        return Future.succeededFuture(List.of()); // no chunks, or no word of the query indexed
+      }
+      if (q == null || held == null || held.version != q.version()) {
+        if (q != null) {
+          termIndexes.refresh(tenant, q.version());
+        }
+        metrics.fullTextRanked("database");
+        return fromDatabase(inDatabase, args, withDocuments);
+      }
+      metrics.fullTextRanked("memory");
+      return Future.succeededFuture(held.rank(q.terms(), q.avgdl(), args.candidates() * POOL_FACTOR,
+          args.candidates(), args.scope()));
+    });
+  }
+
+  /**
+   * The vector ranking of {@code args.candidates()} chunks nearest {@code args.vector()}: from the
+   * gateway's copy of the tenant's vectors when it has the version the database reported for this
+   * query, else from the database's HNSW index (and a fresh copy is asked for). Both are
+   * approximate nearest neighbours by cosine similarity, with the same scores. Document ids are
+   * filled in when {@code withDocuments}; otherwise they may be null.
+   */
+  private Future<List<RankedChunk>> nearest(Args args, Future<QueryTerms> queryTerms,
+      boolean withDocuments) {
+    Statement inDatabase = withDocuments ? sql.vector : sql.vectorIds;
+    if (!vectorIndexes.enabled()) {
+      metrics.vectorRanked("database");
+      return fromDatabase(inDatabase, args, withDocuments);
+    }
+    UUID tenant = args.tenantId();
+    return queryTerms.compose(q -> {
+      VectorIndex held = vectorIndexes.current(tenant);
+      if (q == null || q.version() < 0 || held == null || held.version != q.version()) {
+        if (q != null && q.version() >= 0) {
+          vectorIndexes.refresh(tenant, q.version());
+        }
+        metrics.vectorRanked("database");
+        return fromDatabase(inDatabase, args, withDocuments);
+      }
+      metrics.vectorRanked("memory");
+      return Future.succeededFuture(held.nearest(args.vector(), args.candidates(), args.scope()));
+    });
+  }
+
+  /** A ranking statement's rows: chunk id, then document id when {@code withDocuments}, then score. */
   private Future<List<RankedChunk>> fromDatabase(Statement statement, Args args, boolean withDocuments) {
-    metrics.fullTextRanked("database");
     return statement(statement, args).map(rows -> {
       if (withDocuments) {
         return ranked(rows);
@@ -330,14 +406,6 @@ public final class SearchService {
 
   private static int candidates(int wanted) {
     return Math.max(CANDIDATES, wanted);
-  }
-
-  private static List<Scored<UUID>> scored(RowSet<Row> rows) {
-    List<Scored<UUID>> out = new ArrayList<>(rows.size());
-    for (Row row : rows) {
-      out.add(new Scored<>(row.getUUID(0), row.getDouble(1)));
-    }
-    return out;
   }
 
   private Future<float[]> embed(String query) {

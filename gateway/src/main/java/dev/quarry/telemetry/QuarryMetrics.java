@@ -227,13 +227,22 @@ public final class QuarryMetrics {
         .tag("source", source).register(registry).increment();
   }
 
-  /** Search, once at start-up: the heap its copies of tenants' postings take. */
+  /**
+   * Search, once per vector ranking: {@code source} is {@code memory} when the gateway's copy of
+   * the tenant's vectors ranked it, {@code database} when PostgreSQL did.
+   */
+  public void vectorRanked(String source) {
+    Counter.builder("quarry_search_vector_rankings").description("Vector rankings, by where they ran")
+        .tag("source", source).register(registry).increment();
+  }
+
+  /** Search, once at start-up: the heap its copies of tenants' postings and vectors take. */
   public void termIndexBytes(java.util.function.LongSupplier bytes) {
     // Held strongly: the supplier is a method reference made for this call, which nothing else
     // holds, and a gauge's weak reference would read NaN after the first collection.
     Gauge.builder("quarry_search_term_index_bytes", bytes, s -> (double) s.getAsLong()).baseUnit("bytes")
         .strongReference(true)
-        .description("Heap reserved for copies of tenants' BM25 postings").register(registry);
+        .description("Heap reserved for copies of tenants' BM25 postings and vectors").register(registry);
   }
 
   // ---------------------------------------------------------------- analyses (agent loop)
