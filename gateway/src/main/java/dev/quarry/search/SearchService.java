@@ -458,7 +458,7 @@ public final class SearchService {
    */
   private Future<RowSet<Row>> statement(Statement statement, Args args) {
     return pool.getConnection().compose(conn -> {
-      Future<?> begin = conn.query(begin(args)).execute();
+      Future<?> begin = conn.query(begin(args, statement.genericPlan())).execute();
       Future<RowSet<Row>> rows = run(conn, statement, args);
       Future<RowSet<Row>> done = Future.all(begin, rows).transform(all -> all.succeeded()
           ? Future.succeededFuture(rows.result())
@@ -469,19 +469,20 @@ public final class SearchService {
     });
   }
 
-  private static String begin(Args args) {
+  private static String begin(Args args, boolean genericPlan) {
     // hnsw.ef_search bounds what one scan pass returns; pgvector allows 1..1000.
     int efSearch = Math.min(1000, Math.max(40, args.candidates()));
     // jit off: the plan's cost estimate grows with the corpus past jit_above_cost, and compiling
     // the expressions then takes longer (tens of ms) than running the whole statement.
-    // Custom plans always: the statements are cached prepared statements, and a generic plan
-    // (planned without the query's terms and limits) scans and aggregates whole posting lists
-    // in parallel: seconds per search at 100k chunks, against about 2 ms of planning saved.
+    // Custom plans for the ranking statements: they are cached prepared statements, and a generic
+    // plan (planned without the query's terms and limits) scans and aggregates whole posting lists
+    // in parallel: seconds per search at 100k chunks, against about 2 ms of planning saved. A
+    // statement whose plan cannot depend on its arguments is planned once instead.
     // The tenant rides in the same round trip: row-level security then holds the statement to it.
     return "BEGIN READ ONLY; " + Database.setTenant(args.tenantId()) + "; "
         + "SET LOCAL hnsw.iterative_scan = relaxed_order; "
         + "SET LOCAL hnsw.ef_search = " + efSearch + "; SET LOCAL jit = off; "
-        + "SET LOCAL plan_cache_mode = force_custom_plan";
+        + "SET LOCAL plan_cache_mode = " + (genericPlan ? "force_generic_plan" : "force_custom_plan");
   }
 
   private static String vectorLiteral(float[] v) {

@@ -40,7 +40,20 @@ final class SearchSql {
   }
 
   /** SQL text with $n placeholders, and what each $n stands for. */
-  record Statement(String sql, List<Param> params) {}
+  /**
+   * A statement with its parameters in order; {@code genericPlan} when one plan suits every call
+   * (the statement's work does not depend on how common the query's terms are), so PostgreSQL may
+   * plan it once per connection instead of for every call.
+   */
+  record Statement(String sql, List<Param> params, boolean genericPlan) {
+    Statement(String sql, List<Param> params) {
+      this(sql, params, false);
+    }
+
+    Statement plannedOnce() {
+      return new Statement(sql, params, true);
+    }
+  }
 
   final String createVectorIndex;
   final Statement fullText;
@@ -234,7 +247,10 @@ final class SearchSql {
           WHERE w.side = 0 OR (w.cost > 0 AND (w.section_cost <= :budget + 2 OR w.reach <= :budget + 2))
         ) ctx
         ORDER BY h.score DESC, h.chunk_id""".replace("%FURNITURE%", FURNITURE);
-    fusedExpanded = compile(givenPrefix + expansion, vectorExpr, modelPredicate, dimensions);
+    // The fused hits' rows and items: primary-key and (document, position) lookups for a few dozen
+    // ids, the same plan whatever they are. Planning it each time cost ~0.55 ms of its ~1 ms at
+    // 100k chunks (BENCHMARKS.md, "Search latency: what was tried", session 14).
+    fusedExpanded = compile(givenPrefix + expansion, vectorExpr, modelPredicate, dimensions).plannedOnce();
   }
 
   /**
