@@ -84,6 +84,7 @@ public final class SearchService {
   private final QuarryMetrics metrics;
   private final TermIndexes termIndexes;
   private final VectorIndexes vectorIndexes;
+  private final ContextIndexes contextIndexes;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
     this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
@@ -108,7 +109,7 @@ public final class SearchService {
   SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
       QuarryMetrics metrics, TenantCopies copies) {
     this(vertx, pool, embedder, config, postingBudget, metrics, new TermIndexes(copies),
-        new VectorIndexes(copies, embedder.modelName(), embedder.dimensions()));
+        new VectorIndexes(copies, embedder.modelName(), embedder.dimensions()), new ContextIndexes(copies));
   }
 
   /** With copies of postings kept as a test arranges them, and vectors always from the database. */
@@ -116,11 +117,12 @@ public final class SearchService {
       QuarryMetrics metrics, TermIndexes termIndexes) {
     this(vertx, pool, embedder, config, postingBudget, metrics, termIndexes,
         new VectorIndexes(new TenantCopies(pool, 0, System::nanoTime), embedder.modelName(),
-            embedder.dimensions()));
+            embedder.dimensions()), new ContextIndexes(new TenantCopies(pool, 0, System::nanoTime)));
   }
 
   private SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config, int postingBudget,
-      QuarryMetrics metrics, TermIndexes termIndexes, VectorIndexes vectorIndexes) {
+      QuarryMetrics metrics, TermIndexes termIndexes, VectorIndexes vectorIndexes,
+      ContextIndexes contextIndexes) {
     this.metrics = metrics;
     if (postingBudget < 0) {
       throw new IllegalArgumentException("posting budget must be >= 0, got " + postingBudget);
@@ -134,6 +136,7 @@ public final class SearchService {
     this.expander = new ContextExpander(config.contextBudgetChars());
     this.termIndexes = termIndexes;
     this.vectorIndexes = vectorIndexes;
+    this.contextIndexes = contextIndexes;
     metrics.termIndexBytes(termIndexes::bytes);
   }
 
@@ -145,6 +148,11 @@ public final class SearchService {
   /** The copies of tenants' vectors this service ranks with: tests build and inspect them. */
   VectorIndexes vectorIndexes() {
     return vectorIndexes;
+  }
+
+  /** The copies of tenants' hit contexts this service expands with: tests build and inspect them. */
+  ContextIndexes contextIndexes() {
+    return contextIndexes;
   }
 
   /**
@@ -191,18 +199,19 @@ public final class SearchService {
     Future<List<Scored<UUID>>> nearest = embed(query.embedded())
         .compose(vector -> nearest(args.withVector(vector), terms, false))
         .map(SearchService::scoredChunks);
-    Future<List<Scored<UUID>>> order = Future.all(ranked, nearest).map(both -> fusion.fuse(
+    Future<List<Scored<UUID>>> order = Future.all(ranked, nearest, terms).map(both -> fusion.fuse(
         ranked.result(), nearest.result(), Math.max(fused, SPARES * limit), args.candidates()));
     return order.compose(all -> {
       int first = Math.min(fused, all.size());
-      return expanded(args, all.subList(0, first)).compose(hits -> {
+      QueryTerms q = terms.result();
+      return expanded(args, q, all.subList(0, first)).compose(hits -> {
         List<SearchHit> results = expander.expand(hits, limit);
         if (results.size() >= limit || first == all.size()) {
           return Future.succeededFuture(results);
         }
         // Hits merged (overlapping contexts, one page) and left fewer results than asked: the
         // next ones in the fused order fill in, at the cost of one more statement.
-        return expanded(args, all.subList(first, all.size())).map(more -> {
+        return expanded(args, q, all.subList(first, all.size())).map(more -> {
           List<RankedHit> combined = new ArrayList<>(hits);
           combined.addAll(more);
           return expander.expand(combined, limit);
@@ -211,8 +220,22 @@ public final class SearchService {
     });
   }
 
-  /** The hits of part of a fused ranking, with the items their contexts are drawn from. */
-  private Future<List<RankedHit>> expanded(Args args, List<Scored<UUID>> part) {
+  /**
+   * The hits of part of a fused ranking, with the items their contexts are drawn from: from the
+   * gateway's copy of the tenant's hit contexts when it has the version this search read, else
+   * from the database (and a fresh copy is asked for). Both give the same hits
+   * ({@link ContextIndex}).
+   */
+  private Future<List<RankedHit>> expanded(Args args, QueryTerms q, List<Scored<UUID>> part) {
+    if (contextIndexes.enabled() && q != null && q.version() >= 0) {
+      ContextIndex held = contextIndexes.current(args.tenantId());
+      if (held != null && held.version == q.version()) {
+        metrics.contextsExpanded("memory");
+        return Future.succeededFuture(held.hits(part, config.contextBudgetChars()));
+      }
+      contextIndexes.refresh(args.tenantId(), q.version());
+    }
+    metrics.contextsExpanded("database");
     return statement(sql.fusedExpanded, args.withFused(part)).map(result -> {
       List<RankedHit> hits = new ArrayList<>(result.size());
       for (Row row : result) {
@@ -280,13 +303,17 @@ public final class SearchService {
     UUID tenant = args.tenantId();
     boolean postings = termIndexes.enabled() && termIndexes.current(tenant) != null;
     boolean vectors = vectorIndexes.enabled() && vectorIndexes.current(tenant) != null;
+    boolean contexts = contextIndexes.enabled() && contextIndexes.current(tenant) != null;
     if (termIndexes.enabled() && !postings) {
       termIndexes.refresh(tenant, -1);
     }
     if (vectorIndexes.enabled() && !vectors) {
       vectorIndexes.refresh(tenant, -1);
     }
-    if (!postings && !vectors) {
+    if (contextIndexes.enabled() && !contexts) {
+      contextIndexes.refresh(tenant, -1);
+    }
+    if (!postings && !vectors && !contexts) {
       return Future.succeededFuture(null);
     }
     return statement(sql.queryTerms, args).map(rows -> {

@@ -236,6 +236,15 @@ public final class QuarryMetrics {
         .tag("source", source).register(registry).increment();
   }
 
+  /**
+   * Search, once per expansion of fused hits into results: {@code source} is {@code memory} when
+   * the gateway's copy of the tenant's hit contexts served it, {@code database} when PostgreSQL did.
+   */
+  public void contextsExpanded(String source) {
+    Counter.builder("quarry_search_context_expansions").description("Expansions of fused hits, by where they ran")
+        .tag("source", source).register(registry).increment();
+  }
+
   /** Search, once at start-up: the heap its copies of tenants' postings and vectors take. */
   public void termIndexBytes(java.util.function.LongSupplier bytes) {
     // Held strongly: the supplier is a method reference made for this call, which nothing else
