@@ -61,6 +61,12 @@ final class TenantCopies {
    * and ask again later.
    */
   static final int MAX_BUILDS = 2;
+  /**
+   * A copy found too large is sized again only when a search reports another version, or, when the
+   * search knows no version (it has no copy of the tenant at all), after this long: the size
+   * statements aggregate over all of a large tenant's rows.
+   */
+  static final long TOO_LARGE_RETRY_NANOS = 300_000_000_000L;
   /** Rows per round trip of a cursor; a round's rows are taken in on the event loop. */
   static final int FETCH = 5_000;
 
@@ -170,6 +176,7 @@ final class TenantCopies {
     synchronized (this) {
       Copy held = e.copy;
       if (e.building || (held != null && held.version() == seen) || (seen >= 0 && e.tooLarge == seen)
+          || (seen < 0 && e.tooLarge >= 0 && now - e.lastStart < TOO_LARGE_RETRY_NANOS)
           || now - e.lastStart < Math.max(MIN_INTERVAL_NANOS, THROTTLE * e.lastDuration)
           || building >= MAX_BUILDS) {
         return null;

@@ -247,6 +247,17 @@ class TermIndexTest {
     half.refresh(tenant, -1).await();
     assertThat(half.current(tenant)).as("over half the budget").isNull();
     assertThat(half.bytes()).isZero();
+    // Found too large, it is not sized again for searches that know no version (every search of
+    // a tenant without any copy) until minutes pass; a search that reads another version may.
+    clock.addAndGet(10_000_000_000L);
+    assertThat(half.refresh(tenant, -1)).as("sized again too soon").isNull();
+    clock.addAndGet(TenantCopies.TOO_LARGE_RETRY_NANOS);
+    var again = half.refresh(tenant, -1);
+    assertThat(again).isNotNull();
+    again.await();
+    assertThat(half.current(tenant)).isNull();
+    clock.addAndGet(10_000_000_000L);
+    assertThat(half.refresh(tenant, Long.MAX_VALUE)).as("another version").isNotNull().satisfies(f -> f.await());
     assertThat(built(half, smalls[0])).isNotNull();
     TermIndexes justHalf = new TermIndexes(pool, 2 * big, clock::get);
     assertThat(built(justHalf, tenant)).as("exactly half the budget").isNotNull();
