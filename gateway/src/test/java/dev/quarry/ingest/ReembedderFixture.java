@@ -193,13 +193,25 @@ final class ReembedderFixture {
   }
 
   /** Each tenant's corpus statistics row with its row version. */
+  /** Each tenant's chunk count and total tokens (the BM25 statistics), by tenant. */
   static Map<String, String> corpusStats(Connection c) throws SQLException {
     Map<String, String> out = new HashMap<>();
     try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT tenant_id, chunk_count, total_tokens, xmin::text"
-            + " FROM corpus_stats")) {
+        ResultSet rs = s.executeQuery("SELECT tenant_id, chunk_count, total_tokens FROM corpus_stats")) {
       while (rs.next()) {
-        out.put(rs.getString(1), rs.getLong(2) + "/" + rs.getLong(3) + "@" + rs.getString(4));
+        out.put(rs.getString(1), rs.getLong(2) + "/" + rs.getLong(3));
+      }
+    }
+    return out;
+  }
+
+  /** Each tenant's version of its search data (term_version, migrations V13 and V15), by tenant. */
+  static Map<String, Long> versions(Connection c) throws SQLException {
+    Map<String, Long> out = new HashMap<>();
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT tenant_id, term_version FROM corpus_stats")) {
+      while (rs.next()) {
+        out.put(rs.getString(1), rs.getLong(2));
       }
     }
     return out;

@@ -120,10 +120,11 @@ class ReembedderTest {
   }
 
   @Test
-  @DisplayName("the BM25 side is not touched: chunk_terms rows, token counts and corpus statistics keep their row versions")
+  @DisplayName("the BM25 side is not touched: chunk_terms rows keep their row versions, token counts and corpus statistics their values; the search version moves, since the vectors did")
   void leavesTheTermIndexAlone() throws Exception {
     Map<String, String> termsBefore = ReembedderFixture.termRows(jdbc);
     Map<String, String> statsBefore = ReembedderFixture.corpusStats(jdbc);
+    Map<String, Long> versionsBefore = ReembedderFixture.versions(jdbc);
     long tokensBefore = ReembedderFixture.count(jdbc, "SELECT sum(token_count) FROM chunks");
     assertThat(termsBefore).hasSizeGreaterThan(STALE_A + STALE_B);
     assertThat(statsBefore).hasSize(2);
@@ -135,6 +136,10 @@ class ReembedderTest {
         .as("chunk_terms rows rewritten, changed or gone").isZero();
     assertThat(ReembedderFixture.termRows(jdbc)).hasSameSizeAs(termsBefore);
     assertThat(ReembedderFixture.corpusStats(jdbc)).isEqualTo(statsBefore);
+    // Every tenant had stale chunks re-embedded, so every tenant's copies of its vectors are stale.
+    Map<String, Long> versionsAfter = ReembedderFixture.versions(jdbc);
+    assertThat(versionsAfter).hasSameSizeAs(versionsBefore);
+    versionsBefore.forEach((t, v) -> assertThat(versionsAfter.get(t)).as("version of %s", t).isNotEqualTo(v));
     assertThat(ReembedderFixture.count(jdbc, "SELECT sum(token_count) FROM chunks"))
         .isEqualTo(tokensBefore);
   }

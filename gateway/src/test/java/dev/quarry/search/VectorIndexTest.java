@@ -215,27 +215,33 @@ class VectorIndexTest {
     if (terms != null) {
       terms.await();
     }
-    // The queries' vectors (the model's) lie far from every cluster, where nearest neighbours are
-    // least distinct: the hardest case for an approximate index, so both are held to the exact.
-    int mineFound = 0;
-    int theirsFound = 0;
+    // The queries' vectors (the model's) lie far from every cluster, where the nearest chunks are
+    // nearly as similar as the next ones: the hardest case for an approximate index, in which both
+    // HNSW graphs (built in a random order here) may miss one near-tie or another. What matters is
+    // how much similarity a miss costs: the copy's top 10 are held to the exact top 10's mean
+    // similarity as closely as pgvector's are, within 0.005.
+    double copyGap = 0;
+    double databaseGap = 0;
     String[] texts = {"chunk 7 of the clustered corpus", "clustered corpus", "chunk 2999", "of the",
         "the corpus of chunks", "a query about nothing in particular"};
     for (String text : texts) {
-      Set<UUID> exact = new HashSet<>(exact(SharedEmbedder.get().embedQuery(text), 10, null));
+      float[] vector = SharedEmbedder.get().embedQuery(text);
+      double exact = exact(vector, 10, null).stream().mapToDouble(id -> cosine(vector, vectors.get(id))).sum() / 10;
       List<RankedChunk> mine = inMemory.rank(tenant, text, SearchMode.VECTOR, 10).await();
       List<RankedChunk> theirs = inDatabase.rank(tenant, text, SearchMode.VECTOR, 10).await();
       assertThat(mine).hasSize(10);
-      mineFound += (int) mine.stream().filter(h -> exact.contains(h.chunkId())).count();
-      theirsFound += (int) theirs.stream().filter(h -> exact.contains(h.chunkId())).count();
+      assertThat(theirs).hasSize(10);
+      copyGap += exact - mine.stream().mapToDouble(RankedChunk::score).sum() / 10;
+      databaseGap += exact - theirs.stream().mapToDouble(RankedChunk::score).sum() / 10;
       List<SearchHit> hits = inMemory.search(tenant, new SearchRequest(text, 5, Set.of())).await();
       assertThat(hits).isNotEmpty();
     }
     assertThat(counted(metrics, "memory")).isEqualTo(2.0 * texts.length);
-    System.out.printf("recall@10 against the exact ranking, far queries: copy %.3f, pgvector %.3f%n",
-        mineFound / (10.0 * texts.length), theirsFound / (10.0 * texts.length));
-    assertThat(mineFound).as("the copy finds as many of the exact nearest as pgvector's HNSW, less 5%%")
-        .isGreaterThanOrEqualTo(theirsFound - texts.length * 10 / 20);
+    copyGap /= texts.length;
+    databaseGap /= texts.length;
+    System.out.printf("mean top-10 similarity below the exact, far queries: copy %.5f, pgvector %.5f%n",
+        copyGap, databaseGap);
+    assertThat(copyGap).as("similarity the copy's misses cost").isLessThanOrEqualTo(Math.max(databaseGap, 0) + 0.005);
   }
 
   @Test
