@@ -4,6 +4,10 @@ import {postJson} from './api.js';
 import {announce, clear, documentHref, el, errorBox, heading, pagesText} from './dom.js';
 
 let lastQuery = '';
+// Each search run gets a number; a response that arrives after a later run started is dropped, so
+// the results shown are always those of the last query asked (the view re-runs the last query when
+// opened, and a query typed meanwhile may be answered first).
+let runs = 0;
 
 export function searchView(main, params, signal) {
   const results = el('div', {class: 'results', 'aria-live': 'polite'});
@@ -23,14 +27,18 @@ export function searchView(main, params, signal) {
 }
 
 async function run(results, query, signal) {
+  const mine = ++runs;
   clear(results).append(el('p', {class: 'busy'}, 'Searching…'));
   let answer;
   try {
     answer = await postJson('/v1/search', {query}, {signal});
   } catch (e) {
-    if (e.name !== 'AbortError') {
+    if (e.name !== 'AbortError' && mine === runs) {
       clear(results).append(errorBox(e));
     }
+    return;
+  }
+  if (mine !== runs) {
     return;
   }
   clear(results);
