@@ -217,7 +217,9 @@ final class TenantCopies {
       MAKER.execute(() -> {
         try {
           made.complete(make.get());
-        } catch (RuntimeException | OutOfMemoryError ex) {
+        } catch (Throwable ex) {
+          // Any Error too (a StackOverflowError, a LinkageError from Lucene): a build left
+          // incomplete would keep its entry building and its place among MAX_BUILDS for ever.
           made.fail(ex);
         }
       });

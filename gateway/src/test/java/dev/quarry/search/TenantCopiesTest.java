@@ -33,6 +33,8 @@ class TenantCopiesTest {
     volatile long version = 1;
     volatile long estimate;
     volatile long peak;
+    /** Thrown by the making of a copy, when set; made on the copies' own thread when set. */
+    volatile Error fails;
 
     @Override
     public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
@@ -42,12 +44,18 @@ class TenantCopiesTest {
     @Override
     public Future<Supplier<Made>> read(SqlConnection conn, UUID tenant, long v) {
       long bytes = estimate;
-      return Future.succeededFuture(() -> new Made(v, bytes));
+      Error error = fails;
+      return Future.succeededFuture(() -> {
+        if (error != null) {
+          throw error;
+        }
+        return new Made(v, bytes);
+      });
     }
 
     @Override
     public boolean slow() {
-      return false;
+      return fails != null;
     }
   }
 
@@ -101,5 +109,27 @@ class TenantCopiesTest {
     assertThat(copies.current(a, tenant)).extracting(Fixed.Made::version).isEqualTo(2L);
     assertThat(copies.current(b, tenant)).as("b's copy, current, is kept: a's stale one made room")
         .isNotNull();
+  }
+
+  @Test
+  @DisplayName("a build whose making throws an Error (not an OOM) ends, and gives its place back")
+  void errorEndsTheBuild() throws Exception {
+    AtomicLong clock = new AtomicLong();
+    TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
+    Fixed failing = new Fixed();
+    failing.estimate = 1_000;
+    failing.peak = 1_000;
+    failing.fails = new StackOverflowError("graph too deep");
+    for (int i = 0; i < TenantCopies.MAX_BUILDS; i++) {
+      await(copies.refresh(failing, UUID.randomUUID(), -1));
+    }
+    Fixed fine = new Fixed();
+    fine.estimate = 1_000;
+    fine.peak = 1_000;
+    UUID tenant = UUID.randomUUID();
+    await(copies.refresh(fine, tenant, -1));
+    assertThat(copies.current(fine, tenant)).as("built once the failed builds gave their places back")
+        .isNotNull();
+    assertThat(copies.bytes()).isEqualTo(1_000);
   }
 }
