@@ -224,7 +224,9 @@ final class TenantCopies {
       MAKER.execute(() -> {
         try {
           made.complete(make.get());
-        } catch (RuntimeException | OutOfMemoryError ex) {
+        } catch (Throwable ex) {
+          // Any Error too (a StackOverflowError, a LinkageError from Lucene): a build left
+          // incomplete would keep its entry building and its place among MAX_BUILDS for ever.
           made.fail(ex);
         }
       });
@@ -247,9 +249,19 @@ final class TenantCopies {
 
   /**
    * Makes room for the build's peak, beside what the entry holds now, by evicting the copies used
-   * longest ago (other than this entry's); false when it cannot fit at all.
+   * longest ago (other than this entry's); false when it cannot fit at all. The entry's own copy goes
+   * first when it is of another version than the one being built: versions only move forward, so no
+   * search that starts from now on can use it. Kept beside the build's peak, it refused every rebuild
+   * of a copy over a quarter of the budget whose peak is three times its size (vectors), and stayed,
+   * stale, counted as used by every search of its tenant, evicting fresh copies of others instead.
    */
   private synchronized boolean reserve(Entry e, Size size) {
+    Copy held = e.copy;
+    if (held != null && held.version() != size.version()) {
+      e.copy = null;
+      reserved -= e.heldBytes;
+      e.heldBytes = 0;
+    }
     if (size.estimate() > budgetBytes / TENANT_SHARE || size.peak() > budgetBytes) {
       e.tooLarge = size.version();
       return false;

@@ -33,7 +33,13 @@ import org.apache.lucene.store.ByteBuffersDirectory;
  * and replaces it when the version moves.
  *
  * <p>Vectors are normalised when copied (cosine is then the dot product), and a vector of zero
- * length or with a non-finite component is left out: no cosine is defined for it. Chunk number
+ * length or with a non-finite component is left out: no cosine is defined for it.
+ *
+ * <p>Chunks whose vectors are identical (the same text embedded again: a disclaimer or a page header
+ * repeated in every document, a document ingested under several uris) share one node of the graph,
+ * which lists them: an HNSW graph of many identical vectors falls apart (a node's neighbours are all
+ * copies of one another, at distance 0, and the rest of the graph is no longer reached), so that a
+ * search missed up to half of the other chunks, even queried with their own vectors. Node number
  * {@code i} is Lucene's document {@code i}: one writer thread and no merges keep them in order.
  */
 final class VectorIndex implements TenantCopies.Copy {
@@ -51,18 +57,24 @@ final class VectorIndex implements TenantCopies.Copy {
   private final long[] chunkHi;
   private final long[] chunkLo;
   private final int[] documentOf;
+  /** The first chunk of each node, and of each chunk the next of its node (-1 at the end). */
+  private final int[] firstChunk;
+  private final int[] nextChunk;
   private final UUID[] documents;
   private final Map<UUID, Integer> documentNumbers;
   private final IndexSearcher searcher;
   private final long bytes;
 
   private VectorIndex(long version, int dimensions, long[] chunkHi, long[] chunkLo, int[] documentOf,
-      UUID[] documents, Map<UUID, Integer> documentNumbers, IndexSearcher searcher, long bytes) {
+      int[] firstChunk, int[] nextChunk, UUID[] documents, Map<UUID, Integer> documentNumbers,
+      IndexSearcher searcher, long bytes) {
     this.version = version;
     this.dimensions = dimensions;
     this.chunkHi = chunkHi;
     this.chunkLo = chunkLo;
     this.documentOf = documentOf;
+    this.firstChunk = firstChunk;
+    this.nextChunk = nextChunk;
     this.documents = documents;
     this.documentNumbers = documentNumbers;
     this.searcher = searcher;
@@ -118,6 +130,7 @@ final class VectorIndex implements TenantCopies.Copy {
       return List.of();
     }
     Query filter = null;
+    java.util.BitSet inScope = null;
     if (scope != null) {
       int[] wanted = Arrays.stream(scope).map(documentNumbers::get)
           .filter(n -> n != null).mapToInt(Integer::intValue).distinct().toArray();
@@ -125,6 +138,10 @@ final class VectorIndex implements TenantCopies.Copy {
         return List.of();
       }
       filter = IntField.newSetQuery(DOCUMENT, wanted);
+      inScope = new java.util.BitSet(documents.length);
+      for (int d : wanted) {
+        inScope.set(d);
+      }
     }
     TopDocs top;
     try {
@@ -133,12 +150,18 @@ final class VectorIndex implements TenantCopies.Copy {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    List<RankedChunk> out = new ArrayList<>(top.scoreDocs.length);
+    List<RankedChunk> out = new ArrayList<>(Math.min(k, chunks()));
     for (ScoreDoc hit : top.scoreDocs) {
-      int n = hit.doc;
       // Lucene's dot-product score of unit vectors is (1 + cosine) / 2.
       double similarity = 2.0 * hit.score - 1.0;
-      out.add(new RankedChunk(new UUID(chunkHi[n], chunkLo[n]), documents[documentOf[n]], similarity));
+      for (int n = firstChunk[hit.doc]; n >= 0 && out.size() < k; n = nextChunk[n]) {
+        if (inScope == null || inScope.get(documentOf[n])) {
+          out.add(new RankedChunk(new UUID(chunkHi[n], chunkLo[n]), documents[documentOf[n]], similarity));
+        }
+      }
+      if (out.size() >= k) {
+        break;
+      }
     }
     return out;
   }
@@ -167,7 +190,12 @@ final class VectorIndex implements TenantCopies.Copy {
   static final class Builder {
     private final long version;
     private final int dimensions;
+    /** One vector per node: the distinct vectors, in the order first seen. */
     private final List<float[]> vectors = new ArrayList<>();
+    private final Map<Unit, Integer> nodes = new HashMap<>();
+    private final List<int[]> nodeChunks = new ArrayList<>();
+    private final List<Integer> nodeSizes = new ArrayList<>();
+    private int chunks;
     private long[] hi = new long[1024];
     private long[] lo = new long[1024];
     private int[] documentOf = new int[1024];
@@ -188,7 +216,7 @@ final class VectorIndex implements TenantCopies.Copy {
       if (unit == null) {
         return;
       }
-      int n = vectors.size();
+      int n = chunks++;
       if (n == hi.length) {
         hi = Arrays.copyOf(hi, n * 2);
         lo = Arrays.copyOf(lo, n * 2);
@@ -203,42 +231,95 @@ final class VectorIndex implements TenantCopies.Copy {
       hi[n] = id.getMostSignificantBits();
       lo[n] = id.getLeastSignificantBits();
       documentOf[n] = d;
-      vectors.add(unit);
+      Integer node = nodes.putIfAbsent(new Unit(unit), vectors.size());
+      if (node == null) {
+        vectors.add(unit);
+        nodeChunks.add(new int[] {n});
+        nodeSizes.add(1);
+      } else {
+        int[] list = nodeChunks.get(node);
+        int size = nodeSizes.get(node);
+        if (size == list.length) {
+          list = Arrays.copyOf(list, size * 2);
+          nodeChunks.set(node, list);
+        }
+        list[size] = n;
+        nodeSizes.set(node, size + 1);
+      }
+    }
+
+    /** A unit vector as a key: identical components (as floats) are the same vector. */
+    private record Unit(float[] v) {
+      @Override
+      public boolean equals(Object o) {
+        return o instanceof Unit u && Arrays.equals(v, u.v);
+      }
+
+      @Override
+      public int hashCode() {
+        return Arrays.hashCode(v);
+      }
     }
 
     VectorIndex build() {
-      int n = vectors.size();
+      int n = chunks;
+      int nodeCount = vectors.size();
+      nodes.clear();
+      int[] first = new int[nodeCount];
+      int[] next = new int[n];
+      for (int node = 0; node < nodeCount; node++) {
+        int[] list = nodeChunks.get(node);
+        int size = nodeSizes.get(node);
+        first[node] = list[0];
+        for (int i = 0; i < size; i++) {
+          next[list[i]] = i + 1 < size ? list[i + 1] : -1;
+        }
+      }
       ByteBuffersDirectory directory = new ByteBuffersDirectory();
       IndexWriterConfig config = new IndexWriterConfig()
           .setMergePolicy(NoMergePolicy.INSTANCE)
-          .setMaxBufferedDocs(Math.max(2, n + 1))
+          .setMaxBufferedDocs(Math.max(2, nodeCount + 1))
           .setRAMBufferSizeMB(IndexWriterConfig.DISABLE_AUTO_FLUSH)
           .setCommitOnClose(true);
       try {
         try (IndexWriter writer = new IndexWriter(directory, config)) {
-          for (int i = 0; i < n; i++) {
+          java.util.BitSet seen = new java.util.BitSet(documents.size());
+          for (int i = 0; i < nodeCount; i++) {
             Document doc = new Document();
             doc.add(new KnnFloatVectorField(VECTOR, vectors.get(i), VectorSimilarityFunction.DOT_PRODUCT));
-            doc.add(new IntField(DOCUMENT, documentOf[i], Field.Store.NO));
+            // The node's documents, each once: a scope keeps the node when it holds any of them.
+            int[] list = nodeChunks.get(i);
+            int size = nodeSizes.get(i);
+            for (int c = 0; c < size; c++) {
+              int d = documentOf[list[c]];
+              if (!seen.get(d)) {
+                seen.set(d);
+                doc.add(new IntField(DOCUMENT, d, Field.Store.NO));
+              }
+            }
+            for (int c = 0; c < size; c++) {
+              seen.clear(documentOf[list[c]]);
+            }
             writer.addDocument(doc);
             vectors.set(i, null); // the writer has its own copy
+            nodeChunks.set(i, null);
           }
         }
         DirectoryReader reader = DirectoryReader.open(directory);
-        if (reader.maxDoc() != n || reader.leaves().size() > 1) {
-          throw new IllegalStateException("copy of " + n + " vectors came out as " + reader.maxDoc()
+        if (reader.maxDoc() != nodeCount || reader.leaves().size() > 1) {
+          throw new IllegalStateException("copy of " + nodeCount + " vectors came out as " + reader.maxDoc()
               + " documents in " + reader.leaves().size() + " segments");
         }
         long files = 0;
         for (String file : directory.listAll()) {
           files += directory.fileLength(file);
         }
-        long tables = 20L * n + 100L * documents.size();
+        long tables = 24L * n + 4L * nodeCount + 100L * documents.size();
         IndexSearcher searcher = new IndexSearcher(reader);
         searcher.setQueryCache(null); // each query vector is new: nothing to cache
         return new VectorIndex(version, dimensions, Arrays.copyOf(hi, n), Arrays.copyOf(lo, n),
-            Arrays.copyOf(documentOf, n), documents.toArray(UUID[]::new), Map.copyOf(documentNumbers),
-            searcher, files + tables);
+            Arrays.copyOf(documentOf, n), first, next, documents.toArray(UUID[]::new),
+            Map.copyOf(documentNumbers), searcher, files + tables);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -1,0 +1,135 @@
+package dev.quarry.search;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.support.TestStack;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link TenantCopies}' budget with a kind of copy whose size the test sets (red team, round 4): a
+ * copy made at one version must be replaceable at the next one whenever the new copy alone fits.
+ */
+@DisplayName("Search copies' budget: a copy whose version moved is replaced, not kept beside its build")
+class TenantCopiesTest {
+  static final long BUDGET = 1_000_000;
+
+  @AutoClose
+  static final TestStack stack = TestStack.start();
+  static final Pool pool = stack.pool();
+
+  /** Copies of a size and at a version the test sets, made at once. */
+  static final class Fixed implements TenantCopies.Kind<Fixed.Made> {
+    record Made(long version, long bytes) implements TenantCopies.Copy {}
+
+    volatile long version = 1;
+    volatile long estimate;
+    volatile long peak;
+    /** Thrown by the making of a copy, when set; made on the copies' own thread when set. */
+    volatile Error fails;
+
+    @Override
+    public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
+      return Future.succeededFuture(new TenantCopies.Size(version, estimate, peak));
+    }
+
+    @Override
+    public Future<Supplier<Made>> read(SqlConnection conn, UUID tenant, long v) {
+      long bytes = estimate;
+      Error error = fails;
+      return Future.succeededFuture(() -> {
+        if (error != null) {
+          throw error;
+        }
+        return new Made(v, bytes);
+      });
+    }
+
+    @Override
+    public boolean slow() {
+      return fails != null;
+    }
+  }
+
+  static void await(Future<Void> build) throws Exception {
+    assertThat(build).as("a build starts").isNotNull();
+    build.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  @Test
+  @DisplayName("a vector-like copy (peak 3 x its size, size 0.3 x the budget) is rebuilt after a write")
+  void staleCopyIsReplaced() throws Exception {
+    AtomicLong clock = new AtomicLong();
+    TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
+    Fixed kind = new Fixed();
+    kind.estimate = 300_000; // under half the budget
+    kind.peak = 900_000; // the build's peak alone fits the budget
+    UUID tenant = UUID.randomUUID();
+
+    await(copies.refresh(kind, tenant, -1));
+    assertThat(copies.current(kind, tenant)).extracting(Fixed.Made::version).isEqualTo(1L);
+
+    kind.version = 2; // a write: the copy at version 1 is never used again
+    clock.addAndGet(TimeUnit.MINUTES.toNanos(1));
+    await(copies.refresh(kind, tenant, 2));
+    assertThat(copies.current(kind, tenant)).as("the copy after the write")
+        .extracting(Fixed.Made::version).isEqualTo(2L);
+    assertThat(copies.bytes()).isEqualTo(300_000);
+  }
+
+  @Test
+  @DisplayName("a stale copy does not make another tenant's fresh copy go first")
+  void staleCopyGoesBeforeFreshOnes() throws Exception {
+    AtomicLong clock = new AtomicLong();
+    TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
+    Fixed a = new Fixed();
+    Fixed b = new Fixed();
+    a.estimate = b.estimate = 250_000;
+    a.peak = b.peak = 750_000;
+    UUID tenant = UUID.randomUUID();
+    await(copies.refresh(a, tenant, -1));
+    clock.addAndGet(1);
+    await(copies.refresh(b, tenant, -1));
+    assertThat(copies.bytes()).isEqualTo(500_000);
+
+    a.version = 2;
+    clock.addAndGet(TimeUnit.MINUTES.toNanos(1));
+    copies.current(b, tenant); // b used most recently...
+    clock.addAndGet(1);
+    copies.current(a, tenant); // ...then a search finds a's copy stale (it still counts as a use)
+    await(copies.refresh(a, tenant, 2));
+    assertThat(copies.current(a, tenant)).extracting(Fixed.Made::version).isEqualTo(2L);
+    assertThat(copies.current(b, tenant)).as("b's copy, current, is kept: a's stale one made room")
+        .isNotNull();
+  }
+
+  @Test
+  @DisplayName("a build whose making throws an Error (not an OOM) ends, and gives its place back")
+  void errorEndsTheBuild() throws Exception {
+    AtomicLong clock = new AtomicLong();
+    TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
+    Fixed failing = new Fixed();
+    failing.estimate = 1_000;
+    failing.peak = 1_000;
+    failing.fails = new StackOverflowError("graph too deep");
+    for (int i = 0; i < TenantCopies.MAX_BUILDS; i++) {
+      await(copies.refresh(failing, UUID.randomUUID(), -1));
+    }
+    Fixed fine = new Fixed();
+    fine.estimate = 1_000;
+    fine.peak = 1_000;
+    UUID tenant = UUID.randomUUID();
+    await(copies.refresh(fine, tenant, -1));
+    assertThat(copies.current(fine, tenant)).as("built once the failed builds gave their places back")
+        .isNotNull();
+    assertThat(copies.bytes()).isEqualTo(1_000);
+  }
+}
