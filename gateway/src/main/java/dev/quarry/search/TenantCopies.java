@@ -290,18 +290,23 @@ final class TenantCopies {
 
   /** Every row of a statement through a cursor, {@link #FETCH} at a time. */
   static Future<Void> stream(SqlConnection conn, String sql, UUID tenant, RowSink sink) {
+    return stream(conn, sql, tenant, FETCH, sink);
+  }
+
+  /** Every row of a statement through a cursor, {@code fetch} rows a round trip. */
+  static Future<Void> stream(SqlConnection conn, String sql, UUID tenant, int fetch, RowSink sink) {
     return conn.prepare(sql).compose(ps -> {
       Cursor cursor = ps.cursor(Tuple.of(tenant));
-      return readAll(cursor, sink).eventually(() -> cursor.close().eventually(ps::close));
+      return readAll(cursor, fetch, sink).eventually(() -> cursor.close().eventually(ps::close));
     });
   }
 
-  private static Future<Void> readAll(Cursor cursor, RowSink sink) {
-    return cursor.read(FETCH).compose(rows -> {
+  private static Future<Void> readAll(Cursor cursor, int fetch, RowSink sink) {
+    return cursor.read(fetch).compose(rows -> {
       for (Row row : rows) {
         sink.accept(row);
       }
-      return cursor.hasMore() ? readAll(cursor, sink) : Future.succeededFuture();
+      return cursor.hasMore() ? readAll(cursor, fetch, sink) : Future.succeededFuture();
     });
   }
 }
