@@ -165,13 +165,14 @@ class VectorIndexTest {
   }
 
   @Test
-  @DisplayName("the copy finds the exact nearest chunks (recall@10 >= 0.97 over 100 queries) with their exact similarities, best first")
+  @DisplayName("the copy finds the exact nearest chunks (recall@10 >= 0.97, recall@100 >= 0.99 over 100 queries) with their exact similarities, best first")
   void nearestAsExact() throws Exception {
     SearchService search = service(256, new QuarryMetrics());
     VectorIndex copy = built(search.vectorIndexes(), tenant);
     assertThat(copy.chunks()).isEqualTo(CHUNKS);
     assertThat(copy.version).isEqualTo(version(tenant));
     int found = 0;
+    int found100 = 0;
     for (float[] query : queries) {
       List<RankedChunk> hits = copy.nearest(query, 100, null);
       assertThat(hits).hasSize(100);
@@ -185,8 +186,15 @@ class VectorIndexTest {
       }
       Set<UUID> top = new HashSet<>(exact(query, 10, null));
       found += (int) hits.subList(0, 10).stream().filter(h -> top.contains(h.chunkId())).count();
+      Set<UUID> top100 = new HashSet<>(exact(query, 100, null));
+      found100 += (int) hits.stream().filter(h -> top100.contains(h.chunkId())).count();
     }
+    System.out.printf("recall@10 %.4f, recall@100 %.4f%n", found / (10.0 * queries.size()),
+        found100 / (100.0 * queries.size()));
     assertThat(found / (10.0 * queries.size())).as("recall@10").isGreaterThanOrEqualTo(0.97);
+    // Search takes 100 candidates a side and scales their scores over the list, so the list's tail
+    // matters too: pgvector's index finds 0.999 of the true 100 on real documents.
+    assertThat(found100 / (100.0 * queries.size())).as("recall@100").isGreaterThanOrEqualTo(0.99);
   }
 
   @Test
