@@ -56,8 +56,8 @@ final class VectorIndex implements TenantCopies.Copy {
    * the graph search found 95.8% of the true 100 nearest on real documents where pgvector (which
    * keeps scanning) found 99.99%, and search scales each side's scores over its 100 candidates, so
    * the misses moved fused scores and orders. On VectorIndexTest's clustered data recall@100 is
-   * 0.989 at 1x, 0.996 at 1.5x, 0.998 at 2x; each step costs the search about a third of a
-   * millisecond at 100k chunks (BENCHMARKS.md, session 14).
+   * 0.989 at 1x, 0.996 at 1.5x, 0.998 at 2x; a new query's p50 at 100k chunks was 9.9, 10.6 and
+   * 11.1 ms, one latency run each (BENCHMARKS.md, session 14).
    */
   static int beam(int k) {
     return Math.max(k + k / 2, MIN_BEAM);
