@@ -3,6 +3,7 @@ package dev.quarry.search;
 import dev.quarry.search.ContextExpander.Item;
 import dev.quarry.search.ContextExpander.RankedHit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,7 +76,8 @@ final class ContextIndex implements TenantCopies.Copy {
     List<Fusion.Scored<UUID>> order = new ArrayList<>(fused);
     order.sort((a, b) -> {
       int byScore = Double.compare(b.score(), a.score());
-      return byScore != 0 ? byScore : compareUuids(a.id(), b.id());
+      return byScore != 0 ? byScore : TermIndex.compareUuids(a.id().getMostSignificantBits(),
+          a.id().getLeastSignificantBits(), b.id().getMostSignificantBits(), b.id().getLeastSignificantBits());
     });
     List<RankedHit> out = new ArrayList<>(order.size());
     for (Fusion.Scored<UUID> f : order) {
@@ -113,7 +115,7 @@ final class ContextIndex implements TenantCopies.Copy {
     boolean whole = sectionCost <= budget + 2L;
     // Before the hit, nearest first; then the hit's own items; then after it, nearest first.
     long reach = 0;
-    for (int k = lowerBound(d.positions(), c.itemStart()) - 1; k >= from; k--) {
+    for (int k = lo - 1; k >= from; k--) {
       reach += cost[k - from];
       keep[k - from] = cost[k - from] > 0 && (whole || reach <= budget + 2L);
     }
@@ -138,25 +140,10 @@ final class ContextIndex implements TenantCopies.Copy {
         items.isEmpty() ? 0 : sectionCost, List.copyOf(items));
   }
 
-  /** The first index whose position is at least {@code position}. */
+  /** The first index whose position is at least {@code position} (a document's positions are distinct). */
   private static int lowerBound(int[] positions, int position) {
-    int low = 0;
-    int high = positions.length;
-    while (low < high) {
-      int mid = (low + high) >>> 1;
-      if (positions[mid] < position) {
-        low = mid + 1;
-      } else {
-        high = mid;
-      }
-    }
-    return low;
-  }
-
-  /** PostgreSQL's uuid order: the 16 bytes compared unsigned, most significant first. */
-  static int compareUuids(UUID a, UUID b) {
-    int high = Long.compareUnsigned(a.getMostSignificantBits(), b.getMostSignificantBits());
-    return high != 0 ? high : Long.compareUnsigned(a.getLeastSignificantBits(), b.getLeastSignificantBits());
+    int found = Arrays.binarySearch(positions, position);
+    return found >= 0 ? found : -found - 1;
   }
 
   /** Takes the rows in, documents first, then each document's items in order, then the chunks. */

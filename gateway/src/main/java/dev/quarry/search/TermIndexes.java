@@ -16,9 +16,6 @@ import java.util.function.Supplier;
  * statistics, the terms' own bytes included ({@link TermIndex#estimateBytes}).
  */
 final class TermIndexes {
-  /** Builds at once, over all kinds: {@link TenantCopies#MAX_BUILDS}. */
-  static final int MAX_BUILDS = TenantCopies.MAX_BUILDS;
-
   private static final String SIZE = "SELECT s.term_version, s.chunk_count, t.postings, t.terms,"
       + " t.term_bytes, (SELECT count(*) FROM documents WHERE tenant_id = $1) AS documents"
       + " FROM corpus_stats s, LATERAL (SELECT coalesce(sum(df), 0) AS postings, count(*) AS terms,"
