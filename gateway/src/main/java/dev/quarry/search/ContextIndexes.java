@@ -49,24 +49,20 @@ final class ContextIndexes {
     }
 
     @Override
-    public Future<Supplier<ContextIndex>> read(SqlConnection conn, UUID tenant, long version) {
+    public Future<Supplier<ContextIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
       ContextIndex.Builder builder = new ContextIndex.Builder(version);
-      return TenantCopies.stream(conn, DOCUMENTS, tenant,
+      return snapshot.stream(DOCUMENTS, tenant,
               row -> builder.document(row.getUUID(0), row.getString(1), row.getString(2)))
-          .compose(y -> TenantCopies.stream(conn, ITEMS, tenant, row -> builder.item(row.getUUID(0),
+          .compose(y -> snapshot.stream(ITEMS, tenant, row -> builder.item(row.getUUID(0),
               row.getInteger(1), row.getString(2), row.getString(3), row.getString(4),
               row.getArrayOfIntegers(5), row.getInteger(6), row.getInteger(7))))
-          .compose(y -> TenantCopies.stream(conn, CHUNKS, tenant, row -> builder.chunk(row.getUUID(0),
+          .compose(y -> snapshot.stream(CHUNKS, tenant, row -> builder.chunk(row.getUUID(0),
               row.getUUID(1), row.getInteger(2), row.getInteger(3), row.getArrayOfStrings(4),
               row.getString(5), row.getArrayOfIntegers(6), row.getArrayOfStrings(7),
               row.getArrayOfStrings(8))))
           .map(y -> builder::build);
     }
 
-    @Override
-    public boolean slow() {
-      return false;
-    }
 
     @Override
     public String toString() {

@@ -1,8 +1,10 @@
 package dev.quarry.search;
 
 import dev.quarry.store.Database;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Cursor;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -12,8 +14,9 @@ import java.util.Comparator;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -29,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * statement) and uses a copy only when the copy has that very version; otherwise the database
  * answers as before and a new copy is asked for ({@link #refresh}). Copies are made in the
  * background from one REPEATABLE READ snapshot (rows read through a cursor, then the copy made off
- * the connection on one low-priority thread), one at a time per tenant and kind, at most
+ * the connection on the copies' own threads, which give way to searches), one at a time per tenant
+ * and kind, at most
  * {@link #MAX_BUILDS} at once, and no more often than every {@link #THROTTLE} times the last build's
  * duration, so a tenant that writes all the time costs the database a bounded share of its time and
  * simply keeps searching there. Every gateway replica keeps copies of its own and checks them the
@@ -67,20 +71,8 @@ final class TenantCopies {
    * statements aggregate over all of a large tenant's rows.
    */
   static final long TOO_LARGE_RETRY_NANOS = 300_000_000_000L;
-  /** Rows per round trip of a cursor; a round's rows are taken in on the event loop. */
+  /** Rows per round trip of a cursor. */
   static final int FETCH = 5_000;
-
-  /**
-   * Where copies are made once their rows are read: one thread for the whole process, at the lowest
-   * priority, so that building a large copy (an HNSW graph takes tens of seconds at 100k chunks)
-   * competes as little as it can with searches and never holds an event loop.
-   */
-  private static final ExecutorService MAKER = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "quarry-search-copies");
-    t.setDaemon(true);
-    t.setPriority(Thread.MIN_PRIORITY);
-    return t;
-  });
 
   /** What a copy is: made at one version, taking about so many bytes of heap. */
   interface Copy {
@@ -97,14 +89,53 @@ final class TenantCopies {
     /** The tenant's version and the copy's size, or null when the tenant has nothing to copy. */
     Future<Size> size(SqlConnection conn, UUID tenant);
 
-    /** Reads the rows; the supplier makes the copy from them, off the connection. */
-    Future<Supplier<C>> read(SqlConnection conn, UUID tenant, long version);
+    /**
+     * Reads the rows (through {@link Snapshot#stream}, which hands them to the copies' threads);
+     * the supplier makes the copy from them, off the connection, on one of those threads.
+     */
+    Future<Supplier<C>> read(Snapshot snapshot, UUID tenant, long version);
+  }
+
+  /**
+   * A build's view of the database: one connection in a REPEATABLE READ transaction, whose rows
+   * are taken in on the copies' threads.
+   */
+  final class Snapshot {
+    private final SqlConnection conn;
+
+    private Snapshot(SqlConnection conn) {
+      this.conn = conn;
+    }
+
+    SqlConnection connection() {
+      return conn;
+    }
+
+    /** Every row of a statement through a cursor, {@link #FETCH} at a time. */
+    Future<Void> stream(String sql, UUID tenant, RowSink sink) {
+      return stream(sql, tenant, FETCH, sink);
+    }
 
     /**
-     * Whether making the copy from its rows takes long (a graph to build): it is then made on the
-     * copies' own low-priority thread, else where the rows were read, right away.
+     * Every row of a statement through a cursor, {@code fetch} rows a round trip: read on the
+     * connection's event loop, taken in by {@code sink} on the copies' threads, a round at a time.
      */
-    boolean slow();
+    Future<Void> stream(String sql, UUID tenant, int fetch, RowSink sink) {
+      return conn.prepare(sql).compose(ps -> {
+        Cursor cursor = ps.cursor(Tuple.of(tenant));
+        return readAll(cursor, fetch, sink).eventually(() -> cursor.close().eventually(ps::close));
+      });
+    }
+
+    private Future<Void> readAll(Cursor cursor, int fetch, RowSink sink) {
+      return cursor.read(fetch).compose(rows -> onMaker(() -> {
+        for (Row row : rows) {
+          sink.accept(row);
+          BuildPace.step();
+        }
+        return null;
+      })).compose(y -> cursor.hasMore() ? readAll(cursor, fetch, sink) : Future.succeededFuture());
+    }
   }
 
   private record Key(Kind<?> kind, UUID tenant) {}
@@ -123,6 +154,13 @@ final class TenantCopies {
   }
 
   private final Pool pool;
+  /**
+   * Where this gateway's builds do their work: taking in the rows a cursor read, then making the
+   * copy from them. Never an event loop (a postings copy of 100,000 chunks takes seconds to take in,
+   * and stalled every other request of its loop meanwhile); one thread per build that may run at
+   * once, each pacing itself against the searches under way ({@link BuildPace}); idle threads end.
+   */
+  private final ThreadPoolExecutor makers;
   private final long budgetBytes;
   private final LongSupplier clock;
   private final Map<Key, Entry> entries = new ConcurrentHashMap<>();
@@ -136,6 +174,16 @@ final class TenantCopies {
       throw new IllegalArgumentException("search copies' budget must be >= 0 bytes, got " + budgetBytes);
     }
     this.pool = pool;
+    this.makers = new ThreadPoolExecutor(MAX_BUILDS, MAX_BUILDS, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(() -> {
+            BuildPace.onThisThread();
+            r.run();
+          }, "quarry-search-copies");
+          t.setDaemon(true);
+          return t;
+        });
+    makers.allowCoreThreadTimeOut(true);
     this.budgetBytes = budgetBytes;
     this.clock = clock;
   }
@@ -190,8 +238,7 @@ final class TenantCopies {
     pool.getConnection()
         .compose(conn -> read(conn, kind, tenant, e).eventually(() -> conn.query("ROLLBACK").execute()
             .eventually(conn::close)))
-        .compose(make -> make == null ? Future.succeededFuture(null)
-            : kind.slow() ? made(make) : Future.succeededFuture(make.get()))
+        .compose(make -> make == null ? Future.succeededFuture(null) : onMaker(make))
         .onComplete(result -> {
           synchronized (this) {
             building--;
@@ -218,22 +265,38 @@ final class TenantCopies {
     return done.future();
   }
 
-  private static <C extends Copy> Future<C> made(Supplier<C> make) {
-    Promise<C> made = Promise.promise();
+  /**
+   * Runs {@code work} on one of the copies' threads; the future completes on the caller's Vert.x
+   * context when it has one (so a statement that follows is issued from there), else on that thread.
+   */
+  <T> Future<T> onMaker(Supplier<T> work) {
+    Context context = Vertx.currentContext();
+    Promise<T> done = Promise.promise();
     try {
-      MAKER.execute(() -> {
+      makers.execute(() -> {
+        T result;
         try {
-          made.complete(make.get());
+          result = work.get();
         } catch (Throwable ex) {
           // Any Error too (a StackOverflowError, a LinkageError from Lucene): a build left
           // incomplete would keep its entry building and its place among MAX_BUILDS for ever.
-          made.fail(ex);
+          complete(context, () -> done.fail(ex));
+          return;
         }
+        complete(context, () -> done.complete(result));
       });
     } catch (RuntimeException rejected) {
-      made.fail(rejected);
+      done.fail(rejected);
     }
-    return made.future();
+    return done.future();
+  }
+
+  private static void complete(Context context, Runnable completion) {
+    if (context == null) {
+      completion.run();
+    } else {
+      context.runOnContext(v -> completion.run());
+    }
   }
 
   /** The rows at the snapshot's version, or null when the copy does not fit (or there is none). */
@@ -244,7 +307,7 @@ final class TenantCopies {
         .compose(x -> kind.size(conn, tenant))
         .compose(size -> size == null || !reserve(e, size)
             ? Future.succeededFuture(null)
-            : kind.read(conn, tenant, size.version()));
+            : kind.read(new Snapshot(conn), tenant, size.version()));
   }
 
   /**
@@ -286,27 +349,5 @@ final class TenantCopies {
   /** Hands each row of a statement to {@code sink}. */
   interface RowSink {
     void accept(Row row);
-  }
-
-  /** Every row of a statement through a cursor, {@link #FETCH} at a time. */
-  static Future<Void> stream(SqlConnection conn, String sql, UUID tenant, RowSink sink) {
-    return stream(conn, sql, tenant, FETCH, sink);
-  }
-
-  /** Every row of a statement through a cursor, {@code fetch} rows a round trip. */
-  static Future<Void> stream(SqlConnection conn, String sql, UUID tenant, int fetch, RowSink sink) {
-    return conn.prepare(sql).compose(ps -> {
-      Cursor cursor = ps.cursor(Tuple.of(tenant));
-      return readAll(cursor, fetch, sink).eventually(() -> cursor.close().eventually(ps::close));
-    });
-  }
-
-  private static Future<Void> readAll(Cursor cursor, int fetch, RowSink sink) {
-    return cursor.read(fetch).compose(rows -> {
-      for (Row row : rows) {
-        sink.accept(row);
-      }
-      return cursor.hasMore() ? readAll(cursor, fetch, sink) : Future.succeededFuture();
-    });
   }
 }

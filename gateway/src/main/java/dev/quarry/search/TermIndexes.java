@@ -42,19 +42,15 @@ final class TermIndexes {
     }
 
     @Override
-    public Future<Supplier<TermIndex>> read(SqlConnection conn, UUID tenant, long version) {
+    public Future<Supplier<TermIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
       TermIndex.Builder builder = new TermIndex.Builder(version);
-      return TenantCopies.stream(conn, CHUNKS, tenant,
+      return snapshot.stream(CHUNKS, tenant,
               row -> builder.chunk(row.getUUID(0), row.getUUID(1), row.getInteger(2)))
-          .compose(y -> TenantCopies.stream(conn, POSTINGS, tenant,
+          .compose(y -> snapshot.stream(POSTINGS, tenant,
               row -> builder.posting(row.getString(0), row.getUUID(1), row.getInteger(2))))
           .map(y -> builder::build);
     }
 
-    @Override
-    public boolean slow() {
-      return false;
-    }
 
     @Override
     public String toString() {

@@ -197,7 +197,7 @@ final class VectorIndex implements TenantCopies.Copy {
     return out;
   }
 
-  /** Takes the rows in (cheaply, on the event loop); {@link #build} makes the graph (slowly). */
+  /** Takes the rows in (cheaply); {@link #build} makes the graph (slowly). Both on a copies' thread. */
   static final class Builder {
     private final long version;
     private final int dimensions;
@@ -312,6 +312,7 @@ final class VectorIndex implements TenantCopies.Copy {
               seen.clear(documentOf[list[c]]);
             }
             writer.addDocument(doc);
+            BuildPace.step();
             vectors.set(i, null); // the writer has its own copy
             nodeChunks.set(i, null);
           }

@@ -71,11 +71,11 @@ final class VectorIndexes {
     }
 
     @Override
-    public Future<Supplier<VectorIndex>> read(SqlConnection conn, UUID tenant, long version) {
+    public Future<Supplier<VectorIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
       VectorIndex.Builder builder = new VectorIndex.Builder(version, dimensions);
       // 500 rows a round: the client decodes a vector as 384 boxed floats (~7.7 KB a row), so a
       // round of the usual 5,000 held ~38 MB outside the budget (red team round 4, R4-3).
-      return TenantCopies.stream(conn, rows, tenant, VECTOR_FETCH, row -> {
+      return snapshot.stream(rows, tenant, VECTOR_FETCH, row -> {
         Float[] boxed = row.getArrayOfFloats(2);
         float[] vector = new float[boxed.length];
         for (int i = 0; i < boxed.length; i++) {
@@ -85,10 +85,6 @@ final class VectorIndexes {
       }).map(y -> builder::build);
     }
 
-    @Override
-    public boolean slow() {
-      return true;
-    }
 
     @Override
     public String toString() {

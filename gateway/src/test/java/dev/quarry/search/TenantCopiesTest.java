@@ -33,7 +33,7 @@ class TenantCopiesTest {
     volatile long version = 1;
     volatile long estimate;
     volatile long peak;
-    /** Thrown by the making of a copy, when set; made on the copies' own thread when set. */
+    /** Thrown by the making of a copy (on the copies' own thread), when set. */
     volatile Error fails;
 
     @Override
@@ -42,7 +42,7 @@ class TenantCopiesTest {
     }
 
     @Override
-    public Future<Supplier<Made>> read(SqlConnection conn, UUID tenant, long v) {
+    public Future<Supplier<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       long bytes = estimate;
       Error error = fails;
       return Future.succeededFuture(() -> {
@@ -52,11 +52,68 @@ class TenantCopiesTest {
         return new Made(v, bytes);
       });
     }
+  }
+
+  /**
+   * A copy of a statement's rows, read through {@link TenantCopies.Snapshot#stream} as the real kinds read
+   * theirs: records the threads its rows were taken in on and it was made on.
+   */
+  static final class Streamed implements TenantCopies.Kind<Streamed.Made> {
+    record Made(long version, long bytes, long rows) implements TenantCopies.Copy {}
+
+    static final String ROWS = "SELECT g FROM generate_series(1, 12345) g WHERE $1::uuid IS NOT NULL";
+    final java.util.Set<String> rowThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final java.util.Set<String> makeThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final AtomicLong onEventLoop = new AtomicLong();
 
     @Override
-    public boolean slow() {
-      return fails != null;
+    public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
+      return Future.succeededFuture(new TenantCopies.Size(1, 1_000, 1_000));
     }
+
+    @Override
+    public Future<Supplier<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
+      AtomicLong rows = new AtomicLong();
+      AtomicLong sum = new AtomicLong();
+      return snapshot.stream(ROWS, tenant, row -> {
+        rowThreads.add(Thread.currentThread().getName());
+        if (io.vertx.core.Context.isOnEventLoopThread()) {
+          onEventLoop.incrementAndGet();
+        }
+        rows.incrementAndGet();
+        sum.addAndGet(row.getInteger(0));
+      }).map(y -> () -> {
+        makeThreads.add(Thread.currentThread().getName());
+        if (io.vertx.core.Context.isOnEventLoopThread()) {
+          onEventLoop.incrementAndGet();
+        }
+        return new Made(v, 1_000, sum.get() == 12345L * 12346 / 2 ? rows.get() : -1);
+      });
+    }
+  }
+
+  @Test
+  @DisplayName("a build started on an event loop takes its rows in and makes its copy on the copies'"
+      + " own threads, never the event loop, in several cursor rounds")
+  void buildsOffTheEventLoop() throws Exception {
+    TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
+    Streamed kind = new Streamed();
+    UUID tenant = UUID.randomUUID();
+    java.util.concurrent.CompletableFuture<Void> started = new java.util.concurrent.CompletableFuture<>();
+    stack.vertx().runOnContext(v -> {
+      Future<Void> build = copies.refresh(kind, tenant, -1);
+      if (build == null) {
+        started.completeExceptionally(new AssertionError("no build started"));
+      } else {
+        build.onComplete(done -> started.complete(null));
+      }
+    });
+    started.get(60, TimeUnit.SECONDS);
+    assertThat(copies.current(kind, tenant)).as("every row, each once, over %d-row rounds",
+        TenantCopies.FETCH).extracting(Streamed.Made::rows).isEqualTo(12345L);
+    assertThat(kind.onEventLoop).hasValue(0);
+    assertThat(kind.rowThreads).isNotEmpty().allSatisfy(t -> assertThat(t).isEqualTo("quarry-search-copies"));
+    assertThat(kind.makeThreads).containsExactly("quarry-search-copies");
   }
 
   static void await(Future<Void> build) throws Exception {
