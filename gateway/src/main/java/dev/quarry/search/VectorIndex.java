@@ -22,7 +22,10 @@ import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.ByteBuffersDataOutput;
 import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.IndexInput;
+import org.apache.lucene.store.SingleInstanceLockFactory;
 
 /**
  * One tenant's chunk vectors as the database held them at one {@code term_version}, in an HNSW
@@ -197,6 +200,20 @@ final class VectorIndex implements TenantCopies.Copy {
     return out;
   }
 
+  /**
+   * A file the writer closed, kept in a buffer of its very length: the writer's blocks hold about a
+   * third more than they are filled with (red team round 4, R4-3: 43.7 MB of {@code byte[]} for 32.6 MB
+   * of files), which the budget did not count. Files larger than one buffer holds stay in blocks.
+   */
+  private static IndexInput compacted(String name, ByteBuffersDataOutput output) {
+    return output.size() <= ONE_BUFFER_MAX
+        ? ByteBuffersDirectory.OUTPUT_AS_ONE_BUFFER.apply(name, output)
+        : ByteBuffersDirectory.OUTPUT_AS_MANY_BUFFERS.apply(name, output);
+  }
+
+  /** The largest file kept in one buffer (a heap buffer holds at most 2 GiB). */
+  static final long ONE_BUFFER_MAX = 1L << 30;
+
   /** Takes the rows in (cheaply); {@link #build} makes the graph (slowly). Both on a copies' thread. */
   static final class Builder {
     private final long version;
@@ -286,7 +303,8 @@ final class VectorIndex implements TenantCopies.Copy {
           next[list[i]] = i + 1 < size ? list[i + 1] : -1;
         }
       }
-      ByteBuffersDirectory directory = new ByteBuffersDirectory();
+      ByteBuffersDirectory directory = new ByteBuffersDirectory(new SingleInstanceLockFactory(),
+          ByteBuffersDataOutput::new, VectorIndex::compacted);
       IndexWriterConfig config = new IndexWriterConfig()
           .setMergePolicy(NoMergePolicy.INSTANCE)
           .setMaxBufferedDocs(Math.max(2, nodeCount + 1))
