@@ -13,7 +13,7 @@ import java.util.function.Supplier;
  * documents, the items in order and the chunks through cursors; the size it reserves comes from the
  * text's UTF-8 length and the number of rows.
  */
-final class ContextIndexes {
+final class ContextIndexes extends TenantCopies.View<ContextIndex> {
   private static final String SIZE = "SELECT s.term_version, c.n AS chunks, c.bytes AS chunk_bytes,"
       + " i.n AS items, i.bytes AS item_bytes, d.n AS documents, d.bytes AS document_bytes"
       + " FROM corpus_stats s,"
@@ -63,30 +63,13 @@ final class ContextIndexes {
           .map(y -> builder::build);
     }
 
-
     @Override
     public String toString() {
       return "hit contexts";
     }
   };
 
-  private final TenantCopies copies;
-
   ContextIndexes(TenantCopies copies) {
-    this.copies = copies;
-  }
-
-  boolean enabled() {
-    return copies.enabled();
-  }
-
-  /** The tenant's copy, whatever its version, or null; counts as a use. */
-  ContextIndex current(UUID tenant) {
-    return copies.current(KIND, tenant);
-  }
-
-  /** {@link TenantCopies#refresh} of this tenant's hit contexts. */
-  Future<Void> refresh(UUID tenant, long seen) {
-    return copies.refresh(KIND, tenant, seen);
+    super(copies, KIND);
   }
 }

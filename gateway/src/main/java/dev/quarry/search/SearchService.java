@@ -228,13 +228,10 @@ public final class SearchService {
    * ({@link ContextIndex}).
    */
   private Future<List<RankedHit>> expanded(Args args, QueryTerms q, List<Scored<UUID>> part) {
-    if (contextIndexes.enabled() && q != null && q.version() >= 0) {
-      ContextIndex held = contextIndexes.current(args.tenantId());
-      if (held != null && held.version == q.version()) {
-        metrics.contextsExpanded("memory");
-        return Future.succeededFuture(held.hits(part, config.contextBudgetChars()));
-      }
-      contextIndexes.refresh(args.tenantId(), q.version());
+    ContextIndex held = q == null ? null : contextIndexes.at(args.tenantId(), q.version());
+    if (held != null) {
+      metrics.contextsExpanded("memory");
+      return Future.succeededFuture(held.hits(part, config.contextBudgetChars()));
     }
     metrics.contextsExpanded("database");
     return statement(sql.fusedExpanded, args.withFused(part)).map(result -> {
@@ -321,18 +318,10 @@ public final class SearchService {
 
   private Future<QueryTerms> queryTerms(Args args) {
     UUID tenant = args.tenantId();
-    boolean postings = termIndexes.enabled() && termIndexes.current(tenant) != null;
-    boolean vectors = vectorIndexes.enabled() && vectorIndexes.current(tenant) != null;
-    boolean contexts = contextIndexes.enabled() && contextIndexes.current(tenant) != null;
-    if (termIndexes.enabled() && !postings) {
-      termIndexes.refresh(tenant, -1);
-    }
-    if (vectorIndexes.enabled() && !vectors) {
-      vectorIndexes.refresh(tenant, -1);
-    }
-    if (contextIndexes.enabled() && !contexts) {
-      contextIndexes.refresh(tenant, -1);
-    }
+    // Each asked on its own (no short cut): every kind the tenant lacks is asked for.
+    boolean postings = termIndexes.heldOrAsked(tenant);
+    boolean vectors = vectorIndexes.heldOrAsked(tenant);
+    boolean contexts = contextIndexes.heldOrAsked(tenant);
     if (!postings && !vectors && !contexts) {
       return Future.succeededFuture(null);
     }
@@ -366,14 +355,11 @@ public final class SearchService {
     }
     UUID tenant = args.tenantId();
     return queryTerms.compose(q -> {
-      TermIndex held = termIndexes.current(tenant);
       if (q != null && (q.version() < 0 || q.terms().isEmpty())) {
         return Future.succeededFuture(List.of()); // no chunks, or no word of the query indexed
       }
-      if (q == null || held == null || held.version != q.version()) {
-        if (q != null) {
-          termIndexes.refresh(tenant, q.version());
-        }
+      TermIndex held = q == null ? null : termIndexes.at(tenant, q.version());
+      if (held == null) {
         metrics.fullTextRanked("database");
         return fromDatabase(inDatabase, args, withDocuments);
       }
@@ -399,11 +385,8 @@ public final class SearchService {
     }
     UUID tenant = args.tenantId();
     return queryTerms.compose(q -> {
-      VectorIndex held = vectorIndexes.current(tenant);
-      if (q == null || q.version() < 0 || held == null || held.version != q.version()) {
-        if (q != null && q.version() >= 0) {
-          vectorIndexes.refresh(tenant, q.version());
-        }
+      VectorIndex held = q == null ? null : vectorIndexes.at(tenant, q.version());
+      if (held == null) {
         metrics.vectorRanked("database");
         return fromDatabase(inDatabase, args, withDocuments);
       }

@@ -10,11 +10,14 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -164,6 +167,8 @@ final class TenantCopies {
   private final long budgetBytes;
   private final LongSupplier clock;
   private final Map<Key, Entry> entries = new ConcurrentHashMap<>();
+  /** The builds under way (their futures never fail). */
+  private final Set<Future<Void>> running = ConcurrentHashMap.newKeySet();
   /** Bytes of the copies held plus those being built. Guarded by {@code this}. */
   private long reserved;
   /** Builds under way. Guarded by {@code this}. */
@@ -190,6 +195,14 @@ final class TenantCopies {
 
   boolean enabled() {
     return budgetBytes > 0;
+  }
+
+  /**
+   * Completes when every build under way now has ended (a test's way to start from a quiet state:
+   * searches start builds of every kind, which take places among {@link #MAX_BUILDS}).
+   */
+  Future<Void> settled() {
+    return Future.join(new ArrayList<>(running)).mapEmpty();
   }
 
   /** Bytes reserved by the copies held and those being built. */
@@ -235,6 +248,7 @@ final class TenantCopies {
     }
     e.lastUsed = now;
     Promise<Void> done = Promise.promise();
+    running.add(done.future());
     pool.getConnection()
         .compose(conn -> read(conn, kind, tenant, e).eventually(() -> conn.query("ROLLBACK").execute()
             .eventually(conn::close)))
@@ -260,6 +274,7 @@ final class TenantCopies {
             e.heldBytes = holds;
             e.buildingBytes = 0;
           }
+          running.remove(done.future());
           done.complete();
         });
     return done.future();
@@ -294,8 +309,14 @@ final class TenantCopies {
   private static void complete(Context context, Runnable completion) {
     if (context == null) {
       completion.run();
-    } else {
+      return;
+    }
+    try {
       context.runOnContext(v -> completion.run());
+    } catch (RejectedExecutionException closed) {
+      // Vert.x closed while the work ran (the gateway stops): nothing that would follow can run
+      // any more, the copies go with the process, and the copies' thread takes its next task.
+      LOG.debug("search copy's work finished after Vert.x closed; dropped");
     }
   }
 
@@ -344,6 +365,77 @@ final class TenantCopies {
     reserved += needed;
     e.buildingBytes = needed;
     return true;
+  }
+
+  /**
+   * One kind of copy as search sees it: the tenant's copy and a refresh of it. {@link TermIndexes},
+   * {@link VectorIndexes} and {@link ContextIndexes} are the three.
+   */
+  static class View<C extends Copy> {
+    private final TenantCopies copies;
+    private final Kind<C> kind;
+
+    View(TenantCopies copies, Kind<C> kind) {
+      this.copies = copies;
+      this.kind = kind;
+    }
+
+    final boolean enabled() {
+      return copies.enabled();
+    }
+
+    /** The tenant's copy, whatever its version, or null; counts as a use. */
+    final C current(UUID tenant) {
+      return copies.current(kind, tenant);
+    }
+
+    /** {@link TenantCopies#refresh} of this kind of the tenant's copy. */
+    final Future<Void> refresh(UUID tenant, long seen) {
+      return copies.refresh(kind, tenant, seen);
+    }
+
+    /**
+     * Whether the tenant has a copy of this kind, of whatever version; when it has none, one is
+     * asked for (a search then reads the version, to use the copies it finds).
+     */
+    final boolean heldOrAsked(UUID tenant) {
+      if (!enabled()) {
+        return false;
+      }
+      if (current(tenant) != null) {
+        return true;
+      }
+      refresh(tenant, -1);
+      return false;
+    }
+
+    /**
+     * The tenant's copy if it is at {@code version}, the one a search just read; else null (the
+     * database answers) and a copy at that version is asked for, unless the version is unknown (-1).
+     */
+    final C at(UUID tenant, long version) {
+      if (!enabled()) {
+        return null;
+      }
+      C held = current(tenant);
+      if (held != null && held.version() == version) {
+        return held;
+      }
+      if (version >= 0) {
+        refresh(tenant, version);
+      }
+      return null;
+    }
+
+    /** {@link TenantCopies#settled}. */
+    final Future<Void> settled() {
+      return copies.settled();
+    }
+
+    /** Bytes reserved by all the copies (of every kind) held and being built. */
+    final long bytes() {
+      return copies.bytes();
+    }
   }
 
   /** Hands each row of a statement to {@code sink}. */

@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * then the postings in order, through cursors; the size it reserves comes from the term
  * statistics, the terms' own bytes included ({@link TermIndex#estimateBytes}).
  */
-final class TermIndexes {
+final class TermIndexes extends TenantCopies.View<TermIndex> {
   private static final String SIZE = "SELECT s.term_version, s.chunk_count, t.postings, t.terms,"
       + " t.term_bytes, (SELECT count(*) FROM documents WHERE tenant_id = $1) AS documents"
       + " FROM corpus_stats s, LATERAL (SELECT coalesce(sum(df), 0) AS postings, count(*) AS terms,"
@@ -51,14 +51,11 @@ final class TermIndexes {
           .map(y -> builder::build);
     }
 
-
     @Override
     public String toString() {
       return "BM25 postings";
     }
   };
-
-  private final TenantCopies copies;
 
   TermIndexes(Pool pool, long budgetBytes) {
     this(pool, budgetBytes, System::nanoTime);
@@ -70,25 +67,6 @@ final class TermIndexes {
   }
 
   TermIndexes(TenantCopies copies) {
-    this.copies = copies;
-  }
-
-  boolean enabled() {
-    return copies.enabled();
-  }
-
-  /** The tenant's copy, whatever its version, or null; counts as a use. */
-  TermIndex current(UUID tenant) {
-    return copies.current(KIND, tenant);
-  }
-
-  /** Bytes reserved by all the copies (of every kind) held and being built. */
-  long bytes() {
-    return copies.bytes();
-  }
-
-  /** {@link TenantCopies#refresh} of this tenant's postings. */
-  Future<Void> refresh(UUID tenant, long seen) {
-    return copies.refresh(KIND, tenant, seen);
+    super(copies, KIND);
   }
 }

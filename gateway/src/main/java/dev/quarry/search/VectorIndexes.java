@@ -13,30 +13,12 @@ import java.util.function.Supplier;
  * embedded by this gateway's model only, as the database's vector ranking does; a build reads them
  * through a cursor and makes the graph on the copies' own thread.
  */
-final class VectorIndexes {
+final class VectorIndexes extends TenantCopies.View<VectorIndex> {
   /** Rows of vectors per round trip of a build's cursor. */
   static final int VECTOR_FETCH = 500;
 
-  private final TenantCopies copies;
-  private final Kind kind;
-
   VectorIndexes(TenantCopies copies, String modelName, int dimensions) {
-    this.copies = copies;
-    this.kind = new Kind(modelName, dimensions);
-  }
-
-  boolean enabled() {
-    return copies.enabled();
-  }
-
-  /** The tenant's copy, whatever its version, or null; counts as a use. */
-  VectorIndex current(UUID tenant) {
-    return copies.current(kind, tenant);
-  }
-
-  /** {@link TenantCopies#refresh} of this tenant's vectors. */
-  Future<Void> refresh(UUID tenant, long seen) {
-    return copies.refresh(kind, tenant, seen);
+    super(copies, new Kind(modelName, dimensions));
   }
 
   private static final class Kind implements TenantCopies.Kind<VectorIndex> {
@@ -84,7 +66,6 @@ final class VectorIndexes {
         builder.chunk(row.getUUID(0), row.getUUID(1), vector);
       }).map(y -> builder::build);
     }
-
 
     @Override
     public String toString() {

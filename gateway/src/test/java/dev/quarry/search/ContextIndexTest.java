@@ -105,6 +105,7 @@ class ContextIndexTest {
 
   /** Builds the tenant's three copies now (the clock moved past any throttle). */
   static void buildAll(SearchService search, UUID of) {
+    search.termIndexes().settled().await(); // builds a search started would take the places
     clock.addAndGet(3_600_000_000_000L);
     for (var build : List.of(search.termIndexes().refresh(of, -1), search.vectorIndexes().refresh(of, -1))) {
       assertThat(build).isNotNull();

@@ -35,6 +35,9 @@ class TenantCopiesTest {
     volatile long peak;
     /** Thrown by the making of a copy (on the copies' own thread), when set. */
     volatile Error fails;
+    /** When set, the making of a copy counts this down, then waits for {@link #gate}. */
+    volatile java.util.concurrent.CountDownLatch making;
+    volatile java.util.concurrent.CompletableFuture<Void> gate;
 
     @Override
     public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
@@ -45,7 +48,13 @@ class TenantCopiesTest {
     public Future<Supplier<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       long bytes = estimate;
       Error error = fails;
+      java.util.concurrent.CountDownLatch in = making;
+      java.util.concurrent.CompletableFuture<Void> wait = gate;
       return Future.succeededFuture(() -> {
+        if (in != null) {
+          in.countDown();
+          wait.join();
+        }
         if (error != null) {
           throw error;
         }
@@ -90,6 +99,48 @@ class TenantCopiesTest {
         return new Made(v, 1_000, sum.get() == 12345L * 12346 / 2 ? rows.get() : -1);
       });
     }
+  }
+
+  @Test
+  @DisplayName("a build whose Vert.x closes while its copy is being made ends quietly: nothing escapes"
+      + " the copies' thread, which takes the next build")
+  void buildEndsWhenVertxCloses() throws Exception {
+    io.vertx.core.Vertx other = io.vertx.core.Vertx.vertx();
+    Pool otherPool = dev.quarry.store.Database.pool(other, stack.db().config(), 2);
+    TenantCopies copies = new TenantCopies(otherPool, BUDGET, System::nanoTime);
+    Fixed kind = new Fixed();
+    kind.estimate = 1_000;
+    kind.peak = 1_000;
+    kind.making = new java.util.concurrent.CountDownLatch(1);
+    kind.gate = new java.util.concurrent.CompletableFuture<>();
+    java.util.List<Throwable> escaped = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+    Thread.setDefaultUncaughtExceptionHandler((t, e) -> escaped.add(e));
+    try {
+      assertThat(copies.refresh(kind, UUID.randomUUID(), -1)).isNotNull();
+      assertThat(kind.making.await(30, TimeUnit.SECONDS)).as("the copy is being made").isTrue();
+      other.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      kind.gate.complete(null);
+      // Every one of the copies' threads takes work at once, so the one that made the copy has
+      // finished with it (and whatever it threw would have escaped by now).
+      java.util.concurrent.CyclicBarrier all = new java.util.concurrent.CyclicBarrier(TenantCopies.MAX_BUILDS);
+      java.util.List<Future<Integer>> together = new java.util.ArrayList<>();
+      for (int i = 0; i < TenantCopies.MAX_BUILDS; i++) {
+        together.add(copies.onMaker(() -> {
+          try {
+            return all.await(30, TimeUnit.SECONDS);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        }));
+      }
+      for (Future<Integer> f : together) {
+        f.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      Thread.setDefaultUncaughtExceptionHandler(before);
+    }
+    assertThat(escaped).isEmpty();
   }
 
   @Test

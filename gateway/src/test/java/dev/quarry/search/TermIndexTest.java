@@ -88,6 +88,7 @@ class TermIndexTest {
 
   /** Builds the tenant's copy now (the test's clock moved past any throttle) and returns it. */
   static TermIndex built(TermIndexes indexes, UUID of) {
+    indexes.settled().await(); // builds a search started (of any kind) would take the places
     clock.addAndGet(3_600_000_000_000L);
     var build = indexes.refresh(of, -1);
     assertThat(build).as("a build starts").isNotNull();

@@ -141,6 +141,7 @@ class VectorIndexTest {
 
   /** Builds the tenant's vector copy now (the clock moved past any throttle) and returns it. */
   static VectorIndex built(VectorIndexes indexes, UUID of) {
+    indexes.settled().await(); // builds a search started (of any kind) would take the places
     clock.addAndGet(3_600_000_000_000L);
     var build = indexes.refresh(of, -1);
     assertThat(build).as("a build starts").isNotNull();
