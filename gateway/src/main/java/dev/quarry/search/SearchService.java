@@ -21,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 /**
  * Hybrid retrieval (vector + BM25 full-text, fused by {@link Fusion#DEFAULT}) with context
@@ -168,7 +167,7 @@ public final class SearchService {
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
   public Future<List<SearchHit>> search(UUID tenantId, SearchRequest request) {
     long started = System.nanoTime();
-    return underWay(() -> searchUnmeasured(tenantId, request)).andThen(done -> {
+    return searchUnmeasured(tenantId, request).andThen(done -> {
       long nanos = System.nanoTime() - started;
       if (done.succeeded()) {
         metrics.searched(done.result().size(), nanos);
@@ -248,25 +247,6 @@ public final class SearchService {
    * mode. Same validation as {@link #search}.
    */
   public Future<List<RankedChunk>> rank(UUID tenantId, String query, SearchMode mode, int limit) {
-    return underWay(() -> rankUnpaced(tenantId, query, mode, limit));
-  }
-
-  /**
-   * A search, counted as under way until it completes, so that the copies' builds give way to it
-   * ({@link BuildPace}); whatever it throws becomes its failure, and the count comes down on every path.
-   */
-  private static <T> Future<T> underWay(Supplier<Future<T>> search) {
-    BuildPace.searchStarted();
-    Future<T> running;
-    try {
-      running = search.get();
-    } catch (RuntimeException e) {
-      running = Future.failedFuture(e);
-    }
-    return running.andThen(done -> BuildPace.searchEnded());
-  }
-
-  private Future<List<RankedChunk>> rankUnpaced(UUID tenantId, String query, SearchMode mode, int limit) {
     try {
       validate(tenantId, query, limit);
       if (mode == null) {

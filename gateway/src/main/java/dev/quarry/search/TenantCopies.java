@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * statement) and uses a copy only when the copy has that very version; otherwise the database
  * answers as before and a new copy is asked for ({@link #refresh}). Copies are made in the
  * background from one REPEATABLE READ snapshot (rows read through a cursor, then the copy made off
- * the connection on the copies' own threads, which give way to searches), one at a time per tenant
+ * the connection on the copies' own thread), one at a time per tenant
  * and kind, at most
  * {@link #MAX_BUILDS} at once, and no more often than every {@link #THROTTLE} times the last build's
  * duration, so a tenant that writes all the time costs the database a bounded share of its time and
@@ -93,15 +93,15 @@ final class TenantCopies {
     Future<Size> size(SqlConnection conn, UUID tenant);
 
     /**
-     * Reads the rows (through {@link Snapshot#stream}, which hands them to the copies' threads);
-     * the supplier makes the copy from them, off the connection, on one of those threads.
+     * Reads the rows (through {@link Snapshot#stream}, which hands them to the copies' thread);
+     * the supplier makes the copy from them, off the connection, on that thread.
      */
     Future<Supplier<C>> read(Snapshot snapshot, UUID tenant, long version);
   }
 
   /**
    * A build's view of the database: one connection in a REPEATABLE READ transaction, whose rows
-   * are taken in on the copies' threads.
+   * are taken in on the copies' thread.
    */
   final class Snapshot {
     private final SqlConnection conn;
@@ -121,7 +121,7 @@ final class TenantCopies {
 
     /**
      * Every row of a statement through a cursor, {@code fetch} rows a round trip: read on the
-     * connection's event loop, taken in by {@code sink} on the copies' threads, a round at a time.
+     * connection's event loop, taken in by {@code sink} on the copies' thread, a round at a time.
      */
     Future<Void> stream(String sql, UUID tenant, int fetch, RowSink sink) {
       return conn.prepare(sql).compose(ps -> {
@@ -134,7 +134,6 @@ final class TenantCopies {
       return cursor.read(fetch).compose(rows -> onMaker(() -> {
         for (Row row : rows) {
           sink.accept(row);
-          BuildPace.step();
         }
         return null;
       })).compose(y -> cursor.hasMore() ? readAll(cursor, fetch, sink) : Future.succeededFuture());
@@ -160,10 +159,13 @@ final class TenantCopies {
   /**
    * Where this gateway's builds do their work: taking in the rows a cursor read, then making the
    * copy from them. Never an event loop (a postings copy of 100,000 chunks takes seconds to take in,
-   * and stalled every other request of its loop meanwhile); one thread per build that may run at
-   * once, each pacing itself against the searches under way ({@link BuildPace}); idle threads end.
+   * and stalled every other request of its loop meanwhile), and one thread, so that builds take at
+   * most one core and leave the rest to searches; it ends when idle. Builds are not slowed further:
+   * every tenant whose copies are not built yet searches in the database meanwhile, which costs the
+   * machine more than the build (red team round 4, R4-4; BENCHMARKS.md has the runs, including
+   * builds that gave way to searches, which kept the slow period going three times as long).
    */
-  private final ThreadPoolExecutor makers;
+  private final ThreadPoolExecutor maker;
   private final long budgetBytes;
   private final LongSupplier clock;
   private final Map<Key, Entry> entries = new ConcurrentHashMap<>();
@@ -179,16 +181,12 @@ final class TenantCopies {
       throw new IllegalArgumentException("search copies' budget must be >= 0 bytes, got " + budgetBytes);
     }
     this.pool = pool;
-    this.makers = new ThreadPoolExecutor(MAX_BUILDS, MAX_BUILDS, 30, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(), r -> {
-          Thread t = new Thread(() -> {
-            BuildPace.onThisThread();
-            r.run();
-          }, "quarry-search-copies");
-          t.setDaemon(true);
-          return t;
-        });
-    makers.allowCoreThreadTimeOut(true);
+    this.maker = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+      Thread t = new Thread(r, "quarry-search-copies");
+      t.setDaemon(true);
+      return t;
+    });
+    maker.allowCoreThreadTimeOut(true);
     this.budgetBytes = budgetBytes;
     this.clock = clock;
   }
@@ -281,14 +279,14 @@ final class TenantCopies {
   }
 
   /**
-   * Runs {@code work} on one of the copies' threads; the future completes on the caller's Vert.x
+   * Runs {@code work} on the copies' thread; the future completes on the caller's Vert.x
    * context when it has one (so a statement that follows is issued from there), else on that thread.
    */
   <T> Future<T> onMaker(Supplier<T> work) {
     Context context = Vertx.currentContext();
     Promise<T> done = Promise.promise();
     try {
-      makers.execute(() -> {
+      maker.execute(() -> {
         T result;
         try {
           result = work.get();

@@ -330,7 +330,6 @@ final class VectorIndex implements TenantCopies.Copy {
               seen.clear(documentOf[list[c]]);
             }
             writer.addDocument(doc);
-            BuildPace.step();
             vectors.set(i, null); // the writer has its own copy
             nodeChunks.set(i, null);
           }
