@@ -35,8 +35,7 @@ import org.slf4j.LoggerFactory;
  * statement) and uses a copy only when the copy has that very version; otherwise the database
  * answers as before and a new copy is asked for ({@link #refresh}). Copies are made in the
  * background from one REPEATABLE READ snapshot (rows read through a cursor, then the copy made off
- * the connection on the copies' own thread), one at a time per tenant
- * and kind, at most
+ * the connection on the copies' own thread), one at a time per tenant and kind, at most
  * {@link #MAX_BUILDS} at once, and no more often than every {@link #THROTTLE} times the last build's
  * duration, so a tenant that writes all the time costs the database a bounded share of its time and
  * simply keeps searching there. Every gateway replica keeps copies of its own and checks them the
@@ -108,10 +107,6 @@ final class TenantCopies {
 
     private Snapshot(SqlConnection conn) {
       this.conn = conn;
-    }
-
-    SqlConnection connection() {
-      return conn;
     }
 
     /** Every row of a statement through a cursor, {@link #FETCH} at a time. */

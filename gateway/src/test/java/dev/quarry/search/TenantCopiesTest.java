@@ -2,11 +2,20 @@ package dev.quarry.search;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.quarry.store.Database;
 import dev.quarry.support.TestStack;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
+import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -36,8 +45,8 @@ class TenantCopiesTest {
     /** Thrown by the making of a copy (on the copies' own thread), when set. */
     volatile Error fails;
     /** When set, the making of a copy counts this down, then waits for {@link #gate}. */
-    volatile java.util.concurrent.CountDownLatch making;
-    volatile java.util.concurrent.CompletableFuture<Void> gate;
+    volatile CountDownLatch making;
+    volatile CompletableFuture<Void> gate;
 
     @Override
     public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
@@ -48,8 +57,8 @@ class TenantCopiesTest {
     public Future<Supplier<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       long bytes = estimate;
       Error error = fails;
-      java.util.concurrent.CountDownLatch in = making;
-      java.util.concurrent.CompletableFuture<Void> wait = gate;
+      CountDownLatch in = making;
+      CompletableFuture<Void> wait = gate;
       return Future.succeededFuture(() -> {
         if (in != null) {
           in.countDown();
@@ -71,8 +80,8 @@ class TenantCopiesTest {
     record Made(long version, long bytes, long rows) implements TenantCopies.Copy {}
 
     static final String ROWS = "SELECT g FROM generate_series(1, 12345) g WHERE $1::uuid IS NOT NULL";
-    final java.util.Set<String> rowThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    final java.util.Set<String> makeThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final Set<String> rowThreads = ConcurrentHashMap.newKeySet();
+    final Set<String> makeThreads = ConcurrentHashMap.newKeySet();
     final AtomicLong onEventLoop = new AtomicLong();
 
     @Override
@@ -86,14 +95,14 @@ class TenantCopiesTest {
       AtomicLong sum = new AtomicLong();
       return snapshot.stream(ROWS, tenant, row -> {
         rowThreads.add(Thread.currentThread().getName());
-        if (io.vertx.core.Context.isOnEventLoopThread()) {
+        if (Context.isOnEventLoopThread()) {
           onEventLoop.incrementAndGet();
         }
         rows.incrementAndGet();
         sum.addAndGet(row.getInteger(0));
       }).map(y -> () -> {
         makeThreads.add(Thread.currentThread().getName());
-        if (io.vertx.core.Context.isOnEventLoopThread()) {
+        if (Context.isOnEventLoopThread()) {
           onEventLoop.incrementAndGet();
         }
         return new Made(v, 1_000, sum.get() == 12345L * 12346 / 2 ? rows.get() : -1);
@@ -105,15 +114,15 @@ class TenantCopiesTest {
   @DisplayName("a build whose Vert.x closes while its copy is being made ends quietly: nothing escapes"
       + " the copies' thread, which takes the next work")
   void buildEndsWhenVertxCloses() throws Exception {
-    io.vertx.core.Vertx other = io.vertx.core.Vertx.vertx();
-    Pool otherPool = dev.quarry.store.Database.pool(other, stack.db().config(), 2);
+    Vertx other = Vertx.vertx();
+    Pool otherPool = Database.pool(other, stack.db().config(), 2);
     TenantCopies copies = new TenantCopies(otherPool, BUDGET, System::nanoTime);
     Fixed kind = new Fixed();
     kind.estimate = 1_000;
     kind.peak = 1_000;
-    kind.making = new java.util.concurrent.CountDownLatch(1);
-    kind.gate = new java.util.concurrent.CompletableFuture<>();
-    java.util.List<Throwable> escaped = new java.util.concurrent.CopyOnWriteArrayList<>();
+    kind.making = new CountDownLatch(1);
+    kind.gate = new CompletableFuture<>();
+    List<Throwable> escaped = new CopyOnWriteArrayList<>();
     Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
     Thread.setDefaultUncaughtExceptionHandler((t, e) -> escaped.add(e));
     try {
@@ -138,7 +147,7 @@ class TenantCopiesTest {
     TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
     Streamed kind = new Streamed();
     UUID tenant = UUID.randomUUID();
-    java.util.concurrent.CompletableFuture<Void> started = new java.util.concurrent.CompletableFuture<>();
+    CompletableFuture<Void> started = new CompletableFuture<>();
     stack.vertx().runOnContext(v -> {
       Future<Void> build = copies.refresh(kind, tenant, -1);
       if (build == null) {
