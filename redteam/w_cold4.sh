@@ -3,7 +3,7 @@
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"; mem="$1"; tag="$2"; out=/tmp/rt44/$tag; mkdir -p "$out"
 if [ -f "$here/var4/8091.pid" ]; then p=$(cat "$here/var4/8091.pid"); kill "$p" 2>/dev/null; for i in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 1; done; fi
-"$here/w_serve4.sh" 8091 "$mem" | tee "$out/serve.txt"
+"$here/w_serve.sh" 8091 "$mem" | tee "$out/serve.txt"
 echo "jar ${RT_JAR:-worktree}" >> "$out/serve.txt"
 sleep 5
 (uptime; top -bn1 | head -15) > "$out/load_before.txt"

@@ -18,15 +18,9 @@ queries = [" ".join(random.Random(i).sample(VOCAB, 4)) for i in range(10)]
 logf = os.path.join(rt.VAR, "%d.log" % PORT)
 
 def victim(seconds):
-    out, i, t0 = [], 0, time.time()
-    while time.time() - t0 < seconds:
-        st, d, dt = rt.search(PORT, kv, queries[i % 10], limit=10, timeout=120)
-        assert st == 200, (st, d)
-        out.append(dt * 1000); i += 1
-    return out
+    return [ms for _, ms in rt.searches(PORT, kv, queries, seconds)]
 
-def summary(name, xs):
-    print("%-5s victim searches %5d  p50 %6.1f ms  p90 %6.1f  p99 %6.1f  max %6.1f" % (name, len(xs), rt.pct(xs, 50), rt.pct(xs, 90), rt.pct(xs, 99), max(xs)), flush=True)
+summary = rt.summary
 
 for _ in range(20):
     victim(0.01); time.sleep(0.3)

@@ -75,6 +75,21 @@ def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p / 100.0 * len(xs)))] if xs else float("nan")
 
+
+def searches(port, key, queries, seconds, out=None):
+    """One search after another (limit 10) for SECONDS, each must answer 200; appends (time, ms) to
+    OUT and returns it."""
+    out = [] if out is None else out
+    i, t0 = 0, time.time()
+    while time.time() - t0 < seconds:
+        st, d, dt = search(port, key, queries[i % len(queries)], limit=10, timeout=120)
+        assert st == 200, (st, d)
+        out.append((time.time(), dt * 1000)); i += 1
+    return out
+
+def summary(name, ms):
+    print("%-6s victim searches %5d  p50 %6.1f ms  p90 %6.1f  p99 %6.1f  max %6.1f" % (name, len(ms), pct(ms, 50), pct(ms, 90), pct(ms, 99), max(ms)), flush=True)
+
 VOCAB = """harbour lantern quarterly glacier invoice orchard tungsten falcon ledger monsoon sapphire
 turbine velvet walrus yeast zeppelin copper meadow pylon saffron violin octopus cathedral telescope
 volcano penguin bicycle chocolate dinosaur espresso fjord giraffe hammock igloo jaguar kayak lemonade

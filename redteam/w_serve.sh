@@ -2,6 +2,7 @@
 # Round 4: starts red-team gateway replica(s) of this branch on one database (quarry_redteam4).
 #   redteam/w_serve.sh PORT [MEMORY_MB] [XMX]     e.g. w_serve.sh 8091 64 512m
 # Writes redteam/var4/PORT.pid and PORT.log; the tenant keys are made by w_tenants.sh.
+# RT_JAR: another gateway jar (a saved build, to compare builds); RT_JAVA_OPTS: extra JVM options.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -16,7 +17,7 @@ export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-redteam-admin-token-0123456789}
 export QUARRY_PG_DATABASE=quarry_redteam4 QUARRY_HTTP_PORT="$port" QUARRY_SEARCH_MEMORY_MB="$mem"
 export QUARRY_DATA_DIR="$var/data-$port" QUARRY_SANDBOX_RUN_DIR="$var/run-$port" QUARRY_SANDBOX_MOUNT_PRIVACY=require
 JAVA_HOME=$("$root/scripts/setup.sh" --print-java-home)
-nohup "$JAVA_HOME/bin/java" -Xmx"$xmx" ${RT_JAVA_OPTS:-} -jar "$root/gateway/target/quarry-gateway-0.1.0-SNAPSHOT.jar" serve --port "$port" >"$var/$port.log" 2>&1 &
+nohup "$JAVA_HOME/bin/java" -Xmx"$xmx" ${RT_JAVA_OPTS:-} -jar "${RT_JAR:-$root/gateway/target/quarry-gateway-0.1.0-SNAPSHOT.jar}" serve --port "$port" >"$var/$port.log" 2>&1 &
 echo $! >"$var/$port.pid"
 for i in $(seq 1 180); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 1; done
 echo "gateway pid $(cat "$var/$port.pid") on $port (QUARRY_SEARCH_MEMORY_MB=$mem, -Xmx$xmx)"
