@@ -5,7 +5,6 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 /**
  * The tenants' hit contexts kept in memory ({@link ContextIndex}), among the search copies of
@@ -49,7 +48,7 @@ final class ContextIndexes extends TenantCopies.View<ContextIndex> {
     }
 
     @Override
-    public Future<Supplier<ContextIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
+    public Future<TenantCopies.Making<ContextIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
       ContextIndex.Builder builder = new ContextIndex.Builder(version);
       return snapshot.stream(DOCUMENTS, tenant,
               row -> builder.document(row.getUUID(0), row.getString(1), row.getString(2)))

@@ -138,6 +138,7 @@ public final class SearchService {
     this.vectorIndexes = vectorIndexes;
     this.contextIndexes = contextIndexes;
     metrics.termIndexBytes(termIndexes::bytes);
+    metrics.copyBuilds(termIndexes::builds);
   }
 
   /** The copies of tenants' postings this service ranks with: tests build and inspect them. */

@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * statement) and uses a copy only when the copy has that very version; otherwise the database
  * answers as before and a new copy is asked for ({@link #refresh}). Copies are made in the
  * background from one REPEATABLE READ snapshot (rows read through a cursor, then the copy made off
- * the connection on the copies' own thread), one at a time per tenant and kind, at most
- * {@link #MAX_BUILDS} at once, and no more often than every {@link #THROTTLE} times the last build's
+ * the connection on the copies' own thread, a {@link Making step} at a time), one build of each
+ * kind at once, at most {@link #MAX_BUILDS} in all, and no more often than every {@link #THROTTLE} times the last build's
  * duration, so a tenant that writes all the time costs the database a bounded share of its time and
  * simply keeps searching there. Every gateway replica keeps copies of its own and checks them the
  * same way.
@@ -64,7 +64,8 @@ final class TenantCopies {
    * Builds under way at once in this gateway, over all tenants and kinds: each holds a connection
    * while it reads and a share of the machine while it builds, so many tenants rebuilding together
    * (after a restart, say) would slow every search; the rest are searched in the database meanwhile
-   * and ask again later.
+   * and ask again later. Of each kind one at a time, so that slow builds (vector graphs) never hold
+   * every place: after a restart every tenant's postings copy is made while graphs are built.
    */
   static final int MAX_BUILDS = 2;
   /**
@@ -93,9 +94,21 @@ final class TenantCopies {
 
     /**
      * Reads the rows (through {@link Snapshot#stream}, which hands them to the copies' thread);
-     * the supplier makes the copy from them, off the connection, on that thread.
+     * the making makes the copy from them, off the connection, on that thread.
      */
-    Future<Supplier<C>> read(Snapshot snapshot, UUID tenant, long version);
+    Future<Making<C>> read(Snapshot snapshot, UUID tenant, long version);
+  }
+
+  /**
+   * How a copy is made from the rows its build took in, on the copies' thread, a step at a time:
+   * between two steps the thread does the work other builds queued meanwhile, so that a graph of
+   * 100,000 vectors (a minute's work) does not hold back a postings copy that takes a second, while
+   * its tenant searches in the database.
+   */
+  @FunctionalInterface
+  interface Making<C> {
+    /** One step of the work: the copy once it is made, else null (another step follows). */
+    C step();
   }
 
   /**
@@ -170,6 +183,8 @@ final class TenantCopies {
   private long reserved;
   /** Builds under way. Guarded by {@code this}. */
   private int building;
+  /** Builds under way of each kind, never more than one. Guarded by {@code this}. */
+  private final Map<Kind<?>, Integer> buildingOf = new java.util.HashMap<>();
 
   TenantCopies(Pool pool, long budgetBytes, LongSupplier clock) {
     if (budgetBytes < 0) {
@@ -203,6 +218,11 @@ final class TenantCopies {
     return reserved;
   }
 
+  /** Builds under way (at most {@link #MAX_BUILDS}). */
+  synchronized int builds() {
+    return building;
+  }
+
   /** The tenant's copy of this kind, whatever its version, or null; counts as a use. */
   @SuppressWarnings("unchecked")
   <C extends Copy> C current(Kind<C> kind, UUID tenant) {
@@ -217,9 +237,9 @@ final class TenantCopies {
   /**
    * Starts a build of the tenant's copy of this kind unless one is running, the copy already has
    * {@code seen} (the version a search just read; -1 when unknown), it was built too recently, it
-   * did not fit at that version, or {@link #MAX_BUILDS} are running. Returns the build, or null when
-   * none was started; the future never fails (a failed build leaves the old copy, which searches
-   * will keep finding stale).
+   * did not fit at that version, another build of this kind is running, or {@link #MAX_BUILDS} are.
+   * Returns the build, or null when none was started; the future never fails (a failed build leaves
+   * the old copy, which searches will keep finding stale).
    */
   <C extends Copy> Future<Void> refresh(Kind<C> kind, UUID tenant, long seen) {
     if (!enabled()) {
@@ -232,10 +252,11 @@ final class TenantCopies {
       if (e.building || (held != null && held.version() == seen) || (seen >= 0 && e.tooLarge == seen)
           || (seen < 0 && e.tooLarge >= 0 && now - e.lastStart < TOO_LARGE_RETRY_NANOS)
           || now - e.lastStart < Math.max(MIN_INTERVAL_NANOS, THROTTLE * e.lastDuration)
-          || building >= MAX_BUILDS) {
+          || building >= MAX_BUILDS || buildingOf.getOrDefault(kind, 0) > 0) {
         return null;
       }
       building++;
+      buildingOf.merge(kind, 1, Integer::sum);
       e.building = true;
       e.lastStart = now;
     }
@@ -245,10 +266,11 @@ final class TenantCopies {
     pool.getConnection()
         .compose(conn -> read(conn, kind, tenant, e).eventually(() -> conn.query("ROLLBACK").execute()
             .eventually(conn::close)))
-        .compose(make -> make == null ? Future.succeededFuture(null) : onMaker(make))
+        .compose(making -> making == null ? Future.succeededFuture(null) : made(making))
         .onComplete(result -> {
           synchronized (this) {
             building--;
+            buildingOf.merge(kind, -1, Integer::sum);
             e.building = false;
             e.lastDuration = clock.getAsLong() - e.lastStart;
             if (result.failed()) {
@@ -271,6 +293,11 @@ final class TenantCopies {
           done.complete();
         });
     return done.future();
+  }
+
+  /** Runs the making's steps on the copies' thread, each queued behind the work waiting there. */
+  private <C> Future<C> made(Making<C> making) {
+    return onMaker(making::step).compose(copy -> copy != null ? Future.succeededFuture(copy) : made(making));
   }
 
   /**
@@ -314,7 +341,7 @@ final class TenantCopies {
   }
 
   /** The rows at the snapshot's version, or null when the copy does not fit (or there is none). */
-  private <C extends Copy> Future<Supplier<C>> read(SqlConnection conn, Kind<C> kind, UUID tenant,
+  private <C extends Copy> Future<Making<C>> read(SqlConnection conn, Kind<C> kind, UUID tenant,
       Entry e) {
     return conn.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + Database.setTenant(tenant))
         .execute()
@@ -428,6 +455,11 @@ final class TenantCopies {
     /** Bytes reserved by all the copies (of every kind) held and being built. */
     final long bytes() {
       return copies.bytes();
+    }
+
+    /** Builds under way, of every kind. */
+    final int builds() {
+      return copies.builds();
     }
   }
 

@@ -7,7 +7,6 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.UUID;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 
 /**
  * The tenants' BM25 postings kept in memory ({@link TermIndex}), among the search copies of
@@ -42,7 +41,7 @@ final class TermIndexes extends TenantCopies.View<TermIndex> {
     }
 
     @Override
-    public Future<Supplier<TermIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
+    public Future<TenantCopies.Making<TermIndex>> read(TenantCopies.Snapshot snapshot, UUID tenant, long version) {
       TermIndex.Builder builder = new TermIndex.Builder(version);
       return snapshot.stream(CHUNKS, tenant,
               row -> builder.chunk(row.getUUID(0), row.getUUID(1), row.getInteger(2)))

@@ -214,7 +214,14 @@ final class VectorIndex implements TenantCopies.Copy {
   /** The largest file kept in one buffer (a heap buffer holds at most 2 GiB). */
   static final long ONE_BUFFER_MAX = 1L << 30;
 
-  /** Takes the rows in (cheaply); {@link #build} makes the graph (slowly). Both on a copies' thread. */
+  /**
+   * Vectors added to the graph per step of a build (a quarter of a second's work or so on this
+   * project's machines): between steps the copies' thread makes other tenants' copies, so a graph
+   * of 100,000 vectors (a minute) does not hold back a postings copy that takes a second.
+   */
+  static final int GRAPH_STEP = 500;
+
+  /** Takes the rows in (cheaply); {@link #step} makes the graph (slowly). Both on a copies' thread. */
   static final class Builder {
     private final long version;
     private final int dimensions;
@@ -229,6 +236,14 @@ final class VectorIndex implements TenantCopies.Copy {
     private int[] documentOf = new int[1024];
     private final List<UUID> documents = new ArrayList<>();
     private final Map<UUID, Integer> documentNumbers = new HashMap<>();
+    // The making's state between its steps (on one thread at a time, the copies' thread).
+    private int[] first;
+    private int[] next;
+    private ByteBuffersDirectory directory;
+    private IndexWriter writer;
+    private java.util.BitSet seen;
+    /** Nodes added to the graph so far; -1 before the writer opens. */
+    private int added = -1;
 
     Builder(long version, int dimensions) {
       this.version = version;
@@ -289,12 +304,46 @@ final class VectorIndex implements TenantCopies.Copy {
       }
     }
 
+    /** The copy, made in one go (tests; the copies' thread makes it a {@link #step} at a time). */
     VectorIndex build() {
-      int n = chunks;
+      VectorIndex made;
+      do {
+        made = step();
+      } while (made == null);
+      return made;
+    }
+
+    /**
+     * One step of making the copy, as {@link TenantCopies.Making} asks: the first lays out the
+     * chunk tables and opens the writer, each next adds up to {@link #GRAPH_STEP} vectors to the
+     * graph, the last closes the writer and opens the copy. Returns the copy once made, else null.
+     * A step that throws abandons the build: its writer is closed and nothing is kept.
+     */
+    VectorIndex step() {
+      try {
+        if (writer == null) {
+          open();
+          return null;
+        }
+        if (added < vectors.size()) {
+          add(Math.min(vectors.size(), added + GRAPH_STEP));
+          return null;
+        }
+        return finish();
+      } catch (IOException e) {
+        abandon();
+        throw new UncheckedIOException(e);
+      } catch (RuntimeException | Error e) {
+        abandon();
+        throw e;
+      }
+    }
+
+    private void open() throws IOException {
       int nodeCount = vectors.size();
       nodes.clear();
-      int[] first = new int[nodeCount];
-      int[] next = new int[n];
+      first = new int[nodeCount];
+      next = new int[chunks];
       for (int node = 0; node < nodeCount; node++) {
         int[] list = nodeChunks.get(node);
         int size = nodeSizes.get(node);
@@ -303,54 +352,71 @@ final class VectorIndex implements TenantCopies.Copy {
           next[list[i]] = i + 1 < size ? list[i + 1] : -1;
         }
       }
-      ByteBuffersDirectory directory = new ByteBuffersDirectory(new SingleInstanceLockFactory(),
+      directory = new ByteBuffersDirectory(new SingleInstanceLockFactory(),
           ByteBuffersDataOutput::new, VectorIndex::compacted);
       IndexWriterConfig config = new IndexWriterConfig()
           .setMergePolicy(NoMergePolicy.INSTANCE)
           .setMaxBufferedDocs(Math.max(2, nodeCount + 1))
           .setRAMBufferSizeMB(IndexWriterConfig.DISABLE_AUTO_FLUSH)
           .setCommitOnClose(true);
-      try {
-        try (IndexWriter writer = new IndexWriter(directory, config)) {
-          java.util.BitSet seen = new java.util.BitSet(documents.size());
-          for (int i = 0; i < nodeCount; i++) {
-            Document doc = new Document();
-            doc.add(new KnnFloatVectorField(VECTOR, vectors.get(i), VectorSimilarityFunction.DOT_PRODUCT));
-            // The node's documents, each once: a scope keeps the node when it holds any of them.
-            int[] list = nodeChunks.get(i);
-            int size = nodeSizes.get(i);
-            for (int c = 0; c < size; c++) {
-              int d = documentOf[list[c]];
-              if (!seen.get(d)) {
-                seen.set(d);
-                doc.add(new IntField(DOCUMENT, d, Field.Store.NO));
-              }
-            }
-            for (int c = 0; c < size; c++) {
-              seen.clear(documentOf[list[c]]);
-            }
-            writer.addDocument(doc);
-            vectors.set(i, null); // the writer has its own copy
-            nodeChunks.set(i, null);
+      writer = new IndexWriter(directory, config);
+      seen = new java.util.BitSet(documents.size());
+      added = 0;
+    }
+
+    /** Adds nodes {@code added} to {@code end} (exclusive) to the graph, in node order. */
+    private void add(int end) throws IOException {
+      for (int i = added; i < end; i++) {
+        Document doc = new Document();
+        doc.add(new KnnFloatVectorField(VECTOR, vectors.get(i), VectorSimilarityFunction.DOT_PRODUCT));
+        // The node's documents, each once: a scope keeps the node when it holds any of them.
+        int[] list = nodeChunks.get(i);
+        int size = nodeSizes.get(i);
+        for (int c = 0; c < size; c++) {
+          int d = documentOf[list[c]];
+          if (!seen.get(d)) {
+            seen.set(d);
+            doc.add(new IntField(DOCUMENT, d, Field.Store.NO));
           }
         }
-        DirectoryReader reader = DirectoryReader.open(directory);
-        if (reader.maxDoc() != nodeCount || reader.leaves().size() > 1) {
-          throw new IllegalStateException("copy of " + nodeCount + " vectors came out as " + reader.maxDoc()
-              + " documents in " + reader.leaves().size() + " segments");
+        for (int c = 0; c < size; c++) {
+          seen.clear(documentOf[list[c]]);
         }
-        long files = 0;
-        for (String file : directory.listAll()) {
-          files += directory.fileLength(file);
+        writer.addDocument(doc);
+        vectors.set(i, null); // the writer has its own copy
+        nodeChunks.set(i, null);
+      }
+      added = end;
+    }
+
+    private VectorIndex finish() throws IOException {
+      int n = chunks;
+      int nodeCount = vectors.size();
+      writer.close();
+      DirectoryReader reader = DirectoryReader.open(directory);
+      if (reader.maxDoc() != nodeCount || reader.leaves().size() > 1) {
+        throw new IllegalStateException("copy of " + nodeCount + " vectors came out as " + reader.maxDoc()
+            + " documents in " + reader.leaves().size() + " segments");
+      }
+      long files = 0;
+      for (String file : directory.listAll()) {
+        files += directory.fileLength(file);
+      }
+      long tables = 24L * n + 4L * nodeCount + 100L * documents.size();
+      IndexSearcher searcher = new IndexSearcher(reader);
+      searcher.setQueryCache(null); // each query vector is new: nothing to cache
+      return new VectorIndex(version, dimensions, Arrays.copyOf(hi, n), Arrays.copyOf(lo, n),
+          Arrays.copyOf(documentOf, n), first, next, documents.toArray(UUID[]::new),
+          Map.copyOf(documentNumbers), searcher, files + tables);
+    }
+
+    private void abandon() {
+      if (writer != null) {
+        try {
+          writer.rollback();
+        } catch (IOException | RuntimeException ignored) {
+          // The build fails with the first error; the directory goes with the builder.
         }
-        long tables = 24L * n + 4L * nodeCount + 100L * documents.size();
-        IndexSearcher searcher = new IndexSearcher(reader);
-        searcher.setQueryCache(null); // each query vector is new: nothing to cache
-        return new VectorIndex(version, dimensions, Arrays.copyOf(hi, n), Arrays.copyOf(lo, n),
-            Arrays.copyOf(documentOf, n), first, next, documents.toArray(UUID[]::new),
-            Map.copyOf(documentNumbers), searcher, files + tables);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
       }
     }
   }

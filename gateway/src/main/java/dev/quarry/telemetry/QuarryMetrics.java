@@ -254,6 +254,14 @@ public final class QuarryMetrics {
         .description("Heap reserved for copies of tenants' BM25 postings and vectors").register(registry);
   }
 
+  /** Search, once at start-up: how many copies of tenants' data are being built now. */
+  public void copyBuilds(java.util.function.IntSupplier builds) {
+    Gauge.builder("quarry_search_copy_builds", builds, s -> (double) s.getAsInt())
+        .strongReference(true)
+        .description("Copies of tenants' search data being built (many for long after a start: tenants"
+            + " search in the database meanwhile)").register(registry);
+  }
+
   // ---------------------------------------------------------------- analyses (agent loop)
 
   /** The agent loop, when an analysis is accepted and starts running. */

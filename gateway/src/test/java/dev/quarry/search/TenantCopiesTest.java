@@ -18,7 +18,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -54,7 +53,7 @@ class TenantCopiesTest {
     }
 
     @Override
-    public Future<Supplier<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
+    public Future<TenantCopies.Making<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       long bytes = estimate;
       Error error = fails;
       CountDownLatch in = making;
@@ -90,7 +89,7 @@ class TenantCopiesTest {
     }
 
     @Override
-    public Future<Supplier<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
+    public Future<TenantCopies.Making<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       AtomicLong rows = new AtomicLong();
       AtomicLong sum = new AtomicLong();
       return snapshot.stream(ROWS, tenant, row -> {
@@ -108,6 +107,85 @@ class TenantCopiesTest {
         return new Made(v, 1_000, sum.get() == 12345L * 12346 / 2 ? rows.get() : -1);
       });
     }
+  }
+
+  /**
+   * A copy made in many steps, which keeps stepping until {@link #until} is done (or a million
+   * steps went by): a slow build, such as a graph of many vectors.
+   */
+  static final class Stepped implements TenantCopies.Kind<Fixed.Made> {
+    final CompletableFuture<Void> until = new CompletableFuture<>();
+    final AtomicLong steps = new AtomicLong();
+    final CountDownLatch stepping = new CountDownLatch(1);
+
+    @Override
+    public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
+      return Future.succeededFuture(new TenantCopies.Size(1, 1_000, 1_000));
+    }
+
+    @Override
+    public Future<TenantCopies.Making<Fixed.Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
+      return Future.succeededFuture(() -> {
+        stepping.countDown();
+        return steps.incrementAndGet() < 1_000_000 && !until.isDone() ? null : new Fixed.Made(v, 1_000);
+      });
+    }
+  }
+
+  @Test
+  @DisplayName("a slow build of one kind does not hold back another kind's: the copies' one thread"
+      + " makes the other copy between two steps of the slow one")
+  void slowBuildLetsOthersThrough() throws Exception {
+    TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
+    Stepped slow = new Stepped();
+    Fixed quick = new Fixed();
+    quick.estimate = 1_000;
+    quick.peak = 1_000;
+    UUID tenant = UUID.randomUUID();
+    Future<Void> slowBuild = copies.refresh(slow, tenant, -1);
+    assertThat(slowBuild).isNotNull();
+    assertThat(slow.stepping.await(30, TimeUnit.SECONDS)).as("the slow copy is being made").isTrue();
+    await(copies.refresh(quick, UUID.randomUUID(), -1));
+    long stepsThen = slow.steps.get();
+    assertThat(slowBuild.isComplete()).as("the quick copy made while the slow one was still being made")
+        .isFalse();
+    slow.until.complete(null);
+    await(slowBuild);
+    assertThat(copies.current(slow, tenant)).isNotNull();
+    assertThat(stepsThen).isLessThan(1_000_000);
+  }
+
+  @Test
+  @DisplayName("one build of a kind at a time: a second tenant's build of the same kind waits, one of"
+      + " another kind starts, one of a third waits for MAX_BUILDS; the count of builds follows")
+  void oneBuildOfAKindAtATime() throws Exception {
+    TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
+    Fixed vectors = new Fixed();
+    vectors.estimate = 1_000;
+    vectors.peak = 1_000;
+    vectors.making = new CountDownLatch(1);
+    vectors.gate = new CompletableFuture<>();
+    Fixed postings = new Fixed();
+    postings.estimate = 1_000;
+    postings.peak = 1_000;
+    Future<Void> first = copies.refresh(vectors, UUID.randomUUID(), -1);
+    assertThat(first).isNotNull();
+    assertThat(vectors.making.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(copies.refresh(vectors, UUID.randomUUID(), -1)).as("same kind, another tenant").isNull();
+    Future<Void> other = copies.refresh(postings, UUID.randomUUID(), -1);
+    assertThat(other).as("another kind").isNotNull();
+    assertThat(copies.builds()).isEqualTo(2);
+    Fixed contexts = new Fixed();
+    assertThat(copies.refresh(contexts, UUID.randomUUID(), -1)).as("a third kind: MAX_BUILDS are running")
+        .isNull();
+    // (The first one's making holds the copies' one thread, in one step, until the gate opens.)
+    vectors.gate.complete(null);
+    await(first);
+    await(other);
+    assertThat(copies.builds()).isZero();
+    UUID next = UUID.randomUUID();
+    await(copies.refresh(vectors, next, -1));
+    assertThat(copies.current(vectors, next)).as("the kind's place is free again").isNotNull();
   }
 
   @Test

@@ -374,4 +374,37 @@ class VectorIndexTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("dimensions");
     assertThat(new VectorIndex.Builder(1, 3).build().nearest(new float[] {1, 0, 0}, 5, null)).isEmpty();
   }
+
+  @Test
+  @DisplayName("the graph is made a step at a time, GRAPH_STEP vectors a step; the copy made so finds"
+      + " every chunk by its own vector")
+  void madeInSteps() {
+    int n = 2 * VectorIndex.GRAPH_STEP + 17;
+    java.util.Random random = new java.util.Random(5);
+    VectorIndex.Builder builder = new VectorIndex.Builder(1, 8);
+    UUID[] ids = new UUID[n];
+    float[][] vectors = new float[n][8];
+    for (int i = 0; i < n; i++) {
+      ids[i] = UUID.randomUUID();
+      for (int d = 0; d < 8; d++) {
+        vectors[i][d] = (float) random.nextGaussian();
+      }
+      builder.chunk(ids[i], UUID.randomUUID(), vectors[i]);
+    }
+    int steps = 1;
+    VectorIndex copy;
+    while ((copy = builder.step()) == null) {
+      steps++;
+    }
+    assertThat(steps).as("open, three steps of vectors, finish").isEqualTo(5);
+    assertThat(copy.chunks()).isEqualTo(n);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+      List<RankedChunk> hit = copy.nearest(vectors[i], 1, null);
+      if (!hit.isEmpty() && hit.get(0).chunkId().equals(ids[i])) {
+        found++;
+      }
+    }
+    assertThat(found).isEqualTo(n);
+  }
 }

@@ -30,4 +30,20 @@ class TermIndexGaugeTest {
     assertThat(watch.get()).as("the supplier is still reachable").isNotNull();
     assertThat(gauge.value()).isEqualTo(4_242.0);
   }
+
+  @Test
+  @DisplayName("the gauge of copies being built reads its supplier, also after a garbage collection")
+  void buildsGauge() {
+    QuarryMetrics metrics = new QuarryMetrics();
+    java.util.concurrent.atomic.AtomicInteger builds = new java.util.concurrent.atomic.AtomicInteger(2);
+    metrics.copyBuilds(builds::get);
+    for (int i = 0; i < 5; i++) {
+      System.gc();
+    }
+    Gauge gauge = metrics.registry().find("quarry_search_copy_builds").gauge();
+    assertThat(gauge).isNotNull();
+    assertThat(gauge.value()).isEqualTo(2.0);
+    builds.set(0);
+    assertThat(gauge.value()).isZero();
+  }
 }
