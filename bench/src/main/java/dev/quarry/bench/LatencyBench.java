@@ -96,7 +96,9 @@ public final class LatencyBench {
           embedding with %s, BM25 and the vector ranking side by side, each from the gateway's
           in-memory copy of the tenant's data (`search/TermIndex`, `search/VectorIndex`: built in
           the background after the first search; the measured passes start once a search ranks
-          both in memory), fusion (`search/Fusion`) and context expansion, as in production. "New query" sends each query
+          both in memory, or once no copy is being built when one does not fit the budget: each
+          size says how many searches ranked in memory), fusion (`search/Fusion`) and context
+          expansion, as in production. "New query" sends each query
           with trailing spaces it has not had before (same terms, same vector, but a miss in the
           gateway's cache of recent query vectors, so the model runs); "repeated query" sends it as
           the last warm-up pass did (vector cached). The targets are judged on new queries.
@@ -220,23 +222,27 @@ public final class LatencyBench {
           store.rank(q, model.embedQuery(q), LIMIT);
         }
       }
-      // The copies of the tenant's postings and vectors are built in the background after its first
-      // search; the measured passes are meant for the gateway as it serves once they are there, so
-      // keep searching (one query at a time, as the warm-up did) until a search ranks both sides in
-      // memory, and say how long that took.
+      // The copies of the tenant's postings, vectors and hit contexts are built in the background
+      // after its first search; the measured passes are meant for the gateway as it serves once they
+      // are there, so keep searching (one query at a time, as the warm-up did) until a search ranks
+      // both sides in memory, or, when a copy does not fit the budget (QUARRY_SEARCH_MEMORY_MB), until
+      // two passes in a row end with no copy being built; and say how long that took.
       long copiesWait = System.nanoTime();
       int extra = 0;
-      while (!rankedInMemory(gateway, () -> post(client, port, queries.get(0)))) {
-        if (System.nanoTime() - copiesWait > 600_000_000_000L) {
-          throw new IllegalStateException("the search copies were not built within 10 minutes");
+      int quiet = 0;
+      while (!rankedInMemory(gateway, () -> post(client, port, queries.get(0))) && quiet < 2) {
+        if (System.nanoTime() - copiesWait > 1_800_000_000_000L) {
+          throw new IllegalStateException("the search copies were still being built after 30 minutes");
         }
         for (String q : queries) {
           post(client, port, q);
         }
         extra++;
+        quiet = copyBuilds(gateway) == 0 ? quiet + 1 : 0;
       }
       copiesReady = String.format(Locale.ROOT, "%.0f s after the warm-up (%d more passes)",
           (System.nanoTime() - copiesWait) / 1e9, extra);
+      double[] before = rankings(gateway);
       quarryHits = 0;
       lc4jHits = 0;
       for (int pass = 0; pass < PASSES; pass++) {
@@ -265,6 +271,10 @@ public final class LatencyBench {
           countHits();
         }
       }
+      double[] after = rankings(gateway);
+      inMemory = String.format(Locale.ROOT, "full text %.0f%%, vectors %.0f%%, hit contexts %.0f%%",
+          share(after[0] - before[0], after[1] - before[1]), share(after[2] - before[2], after[3] - before[3]),
+          share(after[4] - before[4], after[5] - before[5]));
       client.close();
     } finally {
       await(vertx.close());
@@ -288,7 +298,9 @@ public final class LatencyBench {
             + " the shared machine: %.1f before, %.1f after (%d CPUs).%n%n",
             p[2].p50() / p[0].p50(), p[2].p95() / p[0].p95(), LIMIT, quarryHits / (2.0 * ms[0].length),
             lc4jHits / (double) ms[0].length, loadBefore, loadAfter, Runtime.getRuntime().availableProcessors())
-        + "Quarry's copies of the postings and vectors served searches " + copiesReady + ".\n\n"
+        + "Quarry's copies (those that fit) were built " + copiesReady + "; share of the measured searches ranked from"
+        + " the gateway's copies rather than the database (QUARRY_SEARCH_MEMORY_MB "
+        + config.searchMemoryMb() + "): " + inMemory + ".\n\n"
         + "Load: Quarry " + quarryDb.loadRecord() + ": " + quarryDb.loadDetail() + "; LangChain4j "
         + lcDb.loadRecord() + ": " + lcDb.loadDetail() + ".\n\n"
         + "| Quarry relation | MiB |\n|---|---:|\n" + quarrySizes + "\n"
@@ -355,6 +367,9 @@ public final class LatencyBench {
     last = response;
   }
 
+  /** Where the measured searches ranked, for the report. */
+  private String inMemory = "not measured";
+
   /** The last response, counted after its timing ends (parsing it is the client's work, not the search's). */
   private HttpResponse<Buffer> last;
 
@@ -368,8 +383,37 @@ public final class LatencyBench {
   }
 
   private static double counted(Gateway gateway, String name) {
-    var counter = gateway.metrics().registry().find(name).tag("source", "memory").counter();
+    return counted(gateway, name, "memory");
+  }
+
+  private static double counted(Gateway gateway, String name, String source) {
+    var counter = gateway.metrics().registry().find(name).tag("source", source).counter();
     return counter == null ? 0 : counter.count();
+  }
+
+  /** Rankings and expansions so far, in memory and in the database, of the three kinds of copy. */
+  private static double[] rankings(Gateway gateway) {
+    List<String> names = List.of("quarry_search_fulltext_rankings", "quarry_search_vector_rankings",
+        "quarry_search_context_expansions");
+    double[] counts = new double[6];
+    for (int i = 0; i < 3; i++) {
+      counts[2 * i] = counted(gateway, names.get(i), "memory");
+      counts[2 * i + 1] = counted(gateway, names.get(i), "database");
+    }
+    return counts;
+  }
+
+  private static double share(double memory, double database) {
+    return memory + database == 0 ? 0 : 100 * memory / (memory + database);
+  }
+
+  /** Copies being built in the gateway now (its gauge). */
+  private static double copyBuilds(Gateway gateway) {
+    var gauge = gateway.metrics().registry().find("quarry_search_copy_builds").gauge();
+    if (gauge == null) {
+      throw new IllegalStateException("the gateway has no gauge quarry_search_copy_builds");
+    }
+    return gauge.value();
   }
 
   private interface ThrowingRunnable {
