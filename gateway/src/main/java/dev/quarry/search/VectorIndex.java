@@ -215,11 +215,12 @@ final class VectorIndex implements TenantCopies.Copy {
   static final long ONE_BUFFER_MAX = 1L << 30;
 
   /**
-   * Vectors added to the graph per step of a build (a quarter of a second's work or so on this
-   * project's machines): between steps the copies' thread makes other tenants' copies, so a graph
-   * of 100,000 vectors (a minute) does not hold back a postings copy that takes a second.
+   * How long a step of a build adds vectors to the graph (at least one a step): between steps the
+   * copies' thread does other builds' work, so a graph of 100,000 vectors (a minute) does not hold
+   * back a postings copy that takes a second. A step of 500 vectors took over a second under load
+   * (red team, session 16), and a postings build of 16 cursor rounds waited one step a round.
    */
-  static final int GRAPH_STEP = 500;
+  static final long STEP_NANOS = 20_000_000L;
 
   /** Takes the rows in (cheaply); {@link #step} makes the graph (slowly). Both on a copies' thread. */
   static final class Builder {
@@ -308,25 +309,30 @@ final class VectorIndex implements TenantCopies.Copy {
     VectorIndex build() {
       VectorIndex made;
       do {
-        made = step();
+        made = step(Long.MAX_VALUE);
       } while (made == null);
       return made;
     }
 
-    /**
-     * One step of making the copy, as {@link TenantCopies.Making} asks: the first lays out the
-     * chunk tables and opens the writer, each next adds up to {@link #GRAPH_STEP} vectors to the
-     * graph, the last closes the writer and opens the copy. Returns the copy once made, else null.
-     * A step that throws abandons the build: its writer is closed and nothing is kept.
-     */
+    /** A step of {@link #STEP_NANOS}: {@link TenantCopies.Making} for the copies' thread. */
     VectorIndex step() {
+      return step(STEP_NANOS);
+    }
+
+    /**
+     * One step of making the copy: the first lays out the chunk tables and opens the writer, each
+     * next adds vectors to the graph for {@code nanos} (at least one vector), the last closes the
+     * writer and opens the copy. Returns the copy once made, else null. A step that throws abandons
+     * the build: its writer is closed and nothing is kept.
+     */
+    VectorIndex step(long nanos) {
       try {
         if (writer == null) {
           open();
           return null;
         }
         if (added < vectors.size()) {
-          add(Math.min(vectors.size(), added + GRAPH_STEP));
+          add(nanos);
           return null;
         }
         return finish();
@@ -364,9 +370,15 @@ final class VectorIndex implements TenantCopies.Copy {
       added = 0;
     }
 
-    /** Adds nodes {@code added} to {@code end} (exclusive) to the graph, in node order. */
-    private void add(int end) throws IOException {
+    /** Adds the next nodes to the graph, in node order, for {@code nanos} (at least one node). */
+    private void add(long nanos) throws IOException {
+      long start = System.nanoTime();
+      int end = vectors.size();
       for (int i = added; i < end; i++) {
+        if (i > added && System.nanoTime() - start >= nanos) {
+          added = i;
+          return;
+        }
         Document doc = new Document();
         doc.add(new KnnFloatVectorField(VECTOR, vectors.get(i), VectorSimilarityFunction.DOT_PRODUCT));
         // The node's documents, each once: a scope keeps the node when it holds any of them.

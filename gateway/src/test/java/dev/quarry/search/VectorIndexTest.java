@@ -376,10 +376,10 @@ class VectorIndexTest {
   }
 
   @Test
-  @DisplayName("the graph is made a step at a time, GRAPH_STEP vectors a step; the copy made so finds"
-      + " every chunk by its own vector")
+  @DisplayName("the graph is made a step at a time, each step adding vectors for as long as it is given"
+      + " (at least one); the copy made so finds every chunk by its own vector")
   void madeInSteps() {
-    int n = 2 * VectorIndex.GRAPH_STEP + 17;
+    int n = 300;
     java.util.Random random = new java.util.Random(5);
     VectorIndex.Builder builder = new VectorIndex.Builder(1, 8);
     UUID[] ids = new UUID[n];
@@ -393,10 +393,10 @@ class VectorIndexTest {
     }
     int steps = 1;
     VectorIndex copy;
-    while ((copy = builder.step()) == null) {
+    while ((copy = builder.step(0)) == null) {
       steps++;
     }
-    assertThat(steps).as("open, three steps of vectors, finish").isEqualTo(5);
+    assertThat(steps).as("open, one vector a step, finish").isEqualTo(n + 2);
     assertThat(copy.chunks()).isEqualTo(n);
     int found = 0;
     for (int i = 0; i < n; i++) {
