@@ -39,13 +39,24 @@ class TenantCopiesTest {
     record Made(long version, long bytes) implements TenantCopies.Copy {}
 
     volatile long version = 1;
-    volatile long estimate;
-    volatile long peak;
+    final long estimate;
+    final long peak;
     /** Thrown by the making of a copy (on the copies' own thread), when set. */
     volatile Error fails;
     /** When set, the making of a copy counts this down, then waits for {@link #gate}. */
     volatile CountDownLatch making;
     volatile CompletableFuture<Void> gate;
+
+    /** Copies of {@code estimate} bytes whose builds peak at {@code peak}. */
+    Fixed(long estimate, long peak) {
+      this.estimate = estimate;
+      this.peak = peak;
+    }
+
+    /** Small copies: a thousandth of the budget. */
+    Fixed() {
+      this(1_000, 1_000);
+    }
 
     @Override
     public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
@@ -110,13 +121,23 @@ class TenantCopiesTest {
   }
 
   /**
-   * A copy made in many steps, which keeps stepping until {@link #until} is done (or a million
-   * steps went by): a slow build, such as a graph of many vectors.
+   * A copy made in many steps, which keeps stepping until {@link #until} is done or its last step
+   * came: a slow build, such as a graph of many vectors.
    */
   static final class Stepped implements TenantCopies.Kind<Fixed.Made> {
     final CompletableFuture<Void> until = new CompletableFuture<>();
     final AtomicLong steps = new AtomicLong();
     final CountDownLatch stepping = new CountDownLatch(1);
+    final long most;
+
+    /** At most {@code most} steps, the copy made in the last. */
+    Stepped(long most) {
+      this.most = most;
+    }
+
+    Stepped() {
+      this(1_000_000);
+    }
 
     @Override
     public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
@@ -127,7 +148,7 @@ class TenantCopiesTest {
     public Future<TenantCopies.Making<Fixed.Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       return Future.succeededFuture(() -> {
         stepping.countDown();
-        return steps.incrementAndGet() < 1_000_000 && !until.isDone() ? null : new Fixed.Made(v, 1_000);
+        return steps.incrementAndGet() < most && !until.isDone() ? null : new Fixed.Made(v, 1_000);
       });
     }
   }
@@ -139,8 +160,6 @@ class TenantCopiesTest {
     TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
     Stepped slow = new Stepped();
     Fixed quick = new Fixed();
-    quick.estimate = 1_000;
-    quick.peak = 1_000;
     UUID tenant = UUID.randomUUID();
     Future<Void> slowBuild = copies.refresh(slow, tenant, -1);
     assertThat(slowBuild).isNotNull();
@@ -156,18 +175,28 @@ class TenantCopiesTest {
   }
 
   @Test
+  @DisplayName("a copy made in 100,000 steps is built: the steps do not nest (a graph of a million"
+      + " vectors takes tens of thousands)")
+  void manyStepsEnd() throws Exception {
+    TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
+    Stepped many = new Stepped(100_000);
+    UUID tenant = UUID.randomUUID();
+    Future<Void> build = copies.refresh(many, tenant, -1);
+    assertThat(build).isNotNull();
+    build.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    assertThat(copies.current(many, tenant)).as("made in its last step").isNotNull();
+    assertThat(many.steps).hasValue(100_000);
+  }
+
+  @Test
   @DisplayName("one build of a kind at a time: a second tenant's build of the same kind waits, one of"
       + " another kind starts, one of a third waits for MAX_BUILDS; the count of builds follows")
   void oneBuildOfAKindAtATime() throws Exception {
     TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
     Fixed vectors = new Fixed();
-    vectors.estimate = 1_000;
-    vectors.peak = 1_000;
     vectors.making = new CountDownLatch(1);
     vectors.gate = new CompletableFuture<>();
     Fixed postings = new Fixed();
-    postings.estimate = 1_000;
-    postings.peak = 1_000;
     Future<Void> first = copies.refresh(vectors, UUID.randomUUID(), -1);
     assertThat(first).isNotNull();
     assertThat(vectors.making.await(30, TimeUnit.SECONDS)).isTrue();
@@ -196,8 +225,6 @@ class TenantCopiesTest {
     Pool otherPool = Database.pool(other, stack.db().config(), 2);
     TenantCopies copies = new TenantCopies(otherPool, BUDGET, System::nanoTime);
     Fixed kind = new Fixed();
-    kind.estimate = 1_000;
-    kind.peak = 1_000;
     kind.making = new CountDownLatch(1);
     kind.gate = new CompletableFuture<>();
     List<Throwable> escaped = new CopyOnWriteArrayList<>();
@@ -252,9 +279,8 @@ class TenantCopiesTest {
   void staleCopyIsReplaced() throws Exception {
     AtomicLong clock = new AtomicLong();
     TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
-    Fixed kind = new Fixed();
-    kind.estimate = 300_000; // under half the budget
-    kind.peak = 900_000; // the build's peak alone fits the budget
+    // Under half the budget; the build's peak alone fits the budget.
+    Fixed kind = new Fixed(300_000, 900_000);
     UUID tenant = UUID.randomUUID();
 
     await(copies.refresh(kind, tenant, -1));
@@ -273,10 +299,8 @@ class TenantCopiesTest {
   void staleCopyGoesBeforeFreshOnes() throws Exception {
     AtomicLong clock = new AtomicLong();
     TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
-    Fixed a = new Fixed();
-    Fixed b = new Fixed();
-    a.estimate = b.estimate = 250_000;
-    a.peak = b.peak = 750_000;
+    Fixed a = new Fixed(250_000, 750_000);
+    Fixed b = new Fixed(250_000, 750_000);
     UUID tenant = UUID.randomUUID();
     await(copies.refresh(a, tenant, -1));
     clock.addAndGet(1);
@@ -300,15 +324,11 @@ class TenantCopiesTest {
     AtomicLong clock = new AtomicLong();
     TenantCopies copies = new TenantCopies(pool, BUDGET, clock::get);
     Fixed failing = new Fixed();
-    failing.estimate = 1_000;
-    failing.peak = 1_000;
     failing.fails = new StackOverflowError("graph too deep");
     for (int i = 0; i < TenantCopies.MAX_BUILDS; i++) {
       await(copies.refresh(failing, UUID.randomUUID(), -1));
     }
     Fixed fine = new Fixed();
-    fine.estimate = 1_000;
-    fine.peak = 1_000;
     UUID tenant = UUID.randomUUID();
     await(copies.refresh(fine, tenant, -1));
     assertThat(copies.current(fine, tenant)).as("built once the failed builds gave their places back")
