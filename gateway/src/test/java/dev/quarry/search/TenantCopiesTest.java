@@ -90,9 +90,19 @@ class TenantCopiesTest {
     record Made(long version, long bytes, long rows) implements TenantCopies.Copy {}
 
     static final String ROWS = "SELECT g FROM generate_series(1, 12345) g WHERE $1::uuid IS NOT NULL";
+    /** Rows a cursor round. */
+    final int fetch;
     final Set<String> rowThreads = ConcurrentHashMap.newKeySet();
     final Set<String> makeThreads = ConcurrentHashMap.newKeySet();
     final AtomicLong onEventLoop = new AtomicLong();
+
+    Streamed(int fetch) {
+      this.fetch = fetch;
+    }
+
+    Streamed() {
+      this(TenantCopies.FETCH);
+    }
 
     @Override
     public Future<TenantCopies.Size> size(SqlConnection conn, UUID tenant) {
@@ -103,7 +113,7 @@ class TenantCopiesTest {
     public Future<TenantCopies.Making<Made>> read(TenantCopies.Snapshot snapshot, UUID tenant, long v) {
       AtomicLong rows = new AtomicLong();
       AtomicLong sum = new AtomicLong();
-      return snapshot.stream(ROWS, tenant, row -> {
+      return snapshot.stream(ROWS, tenant, fetch, row -> {
         rowThreads.add(Thread.currentThread().getName());
         if (Context.isOnEventLoopThread()) {
           onEventLoop.incrementAndGet();
@@ -267,6 +277,19 @@ class TenantCopiesTest {
     assertThat(kind.onEventLoop).hasValue(0);
     assertThat(kind.rowThreads).isNotEmpty().allSatisfy(t -> assertThat(t).isEqualTo("quarry-search-copies"));
     assertThat(kind.makeThreads).containsExactly("quarry-search-copies");
+  }
+
+  @Test
+  @DisplayName("a build read in 12,345 cursor rounds of one row takes every row in: the rounds do not"
+      + " nest (a million vectors are read in 2,000 rounds)")
+  void manyRoundsEnd() throws Exception {
+    TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
+    Streamed kind = new Streamed(1);
+    UUID tenant = UUID.randomUUID();
+    Future<Void> build = copies.refresh(kind, tenant, -1);
+    assertThat(build).isNotNull();
+    build.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    assertThat(copies.current(kind, tenant)).isNotNull().extracting(Streamed.Made::rows).isEqualTo(12345L);
   }
 
   static void await(Future<Void> build) throws Exception {
