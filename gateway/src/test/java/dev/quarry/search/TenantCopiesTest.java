@@ -191,9 +191,7 @@ class TenantCopiesTest {
     TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
     Stepped many = new Stepped(100_000);
     UUID tenant = UUID.randomUUID();
-    Future<Void> build = copies.refresh(many, tenant, -1);
-    assertThat(build).isNotNull();
-    build.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    await(copies.refresh(many, tenant, -1));
     assertThat(copies.current(many, tenant)).as("made in its last step").isNotNull();
     assertThat(many.steps).hasValue(100_000);
   }
@@ -286,15 +284,13 @@ class TenantCopiesTest {
     TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
     Streamed kind = new Streamed(1);
     UUID tenant = UUID.randomUUID();
-    Future<Void> build = copies.refresh(kind, tenant, -1);
-    assertThat(build).isNotNull();
-    build.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    await(copies.refresh(kind, tenant, -1));
     assertThat(copies.current(kind, tenant)).isNotNull().extracting(Streamed.Made::rows).isEqualTo(12345L);
   }
 
   static void await(Future<Void> build) throws Exception {
     assertThat(build).as("a build starts").isNotNull();
-    build.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    build.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
   }
 
   @Test
