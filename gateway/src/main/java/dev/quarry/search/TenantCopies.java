@@ -12,6 +12,7 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -36,10 +37,10 @@ import org.slf4j.LoggerFactory;
  * answers as before and a new copy is asked for ({@link #refresh}). Copies are made in the
  * background from one REPEATABLE READ snapshot (rows read through a cursor, then the copy made off
  * the connection on the copies' own thread, a {@link Making step} at a time), one build of each
- * kind at once, at most {@link #MAX_BUILDS} in all, and no more often than every {@link #THROTTLE} times the last build's
- * duration, so a tenant that writes all the time costs the database a bounded share of its time and
- * simply keeps searching there. Every gateway replica keeps copies of its own and checks them the
- * same way.
+ * kind at once, at most {@link #MAX_BUILDS} in all, and no more often than every {@link #THROTTLE}
+ * times the last build's duration, so a tenant that writes all the time costs the database a
+ * bounded share of its time and simply keeps searching there. Every gateway replica keeps copies of
+ * its own and checks them the same way.
  *
  * <p>Memory: a build first reads the copy's size from the database's statistics and reserves what
  * the build will hold at its peak ({@link Size#peak}) on top of what the tenant's current copy
@@ -138,32 +139,14 @@ final class TenantCopies {
       });
     }
 
-    /**
-     * One promise for all the rounds: a future composed on the next round's, round after round,
-     * completed every one of them at once, nested, when the last round ended, and overflowed the event
-     * loop's stack at a million vectors (2,000 rounds of 500).
-     */
+    /** A round at a time ({@link #untilDone}: a million vectors are read in 2,000 rounds of 500). */
     private Future<Void> readAll(Cursor cursor, int fetch, RowSink sink) {
-      Promise<Void> read = Promise.promise();
-      nextRound(cursor, fetch, sink, read);
-      return read.future();
-    }
-
-    private void nextRound(Cursor cursor, int fetch, RowSink sink, Promise<Void> read) {
-      cursor.read(fetch).compose(rows -> onMaker(() -> {
+      return untilDone(() -> cursor.read(fetch).compose(rows -> onMaker(() -> {
         for (Row row : rows) {
           sink.accept(row);
         }
         return null;
-      })).onComplete(round -> {
-        if (round.failed()) {
-          read.fail(round.cause());
-        } else if (cursor.hasMore()) {
-          nextRound(cursor, fetch, sink, read);
-        } else {
-          read.complete();
-        }
-      });
+      })).map(y -> cursor.hasMore() ? null : Boolean.TRUE)).mapEmpty();
     }
   }
 
@@ -200,10 +183,11 @@ final class TenantCopies {
   private final Set<Future<Void>> running = ConcurrentHashMap.newKeySet();
   /** Bytes of the copies held plus those being built. Guarded by {@code this}. */
   private long reserved;
-  /** Builds under way. Guarded by {@code this}. */
-  private int building;
-  /** Builds under way of each kind, never more than one. Guarded by {@code this}. */
-  private final Map<Kind<?>, Integer> buildingOf = new java.util.HashMap<>();
+  /**
+   * The kinds of which a build is under way: one build of a kind at a time, so this is also the
+   * builds under way. Guarded by {@code this}.
+   */
+  private final Set<Kind<?>> building = new HashSet<>();
 
   TenantCopies(Pool pool, long budgetBytes, LongSupplier clock) {
     if (budgetBytes < 0) {
@@ -239,7 +223,7 @@ final class TenantCopies {
 
   /** Builds under way (at most {@link #MAX_BUILDS}). */
   synchronized int builds() {
-    return building;
+    return building.size();
   }
 
   /** The tenant's copy of this kind, whatever its version, or null; counts as a use. */
@@ -271,11 +255,10 @@ final class TenantCopies {
       if (e.building || (held != null && held.version() == seen) || (seen >= 0 && e.tooLarge == seen)
           || (seen < 0 && e.tooLarge >= 0 && now - e.lastStart < TOO_LARGE_RETRY_NANOS)
           || now - e.lastStart < Math.max(MIN_INTERVAL_NANOS, THROTTLE * e.lastDuration)
-          || building >= MAX_BUILDS || buildingOf.getOrDefault(kind, 0) > 0) {
+          || building.size() >= MAX_BUILDS || building.contains(kind)) {
         return null;
       }
-      building++;
-      buildingOf.merge(kind, 1, Integer::sum);
+      building.add(kind);
       e.building = true;
       e.lastStart = now;
     }
@@ -288,8 +271,7 @@ final class TenantCopies {
         .compose(making -> making == null ? Future.succeededFuture(null) : made(making))
         .onComplete(result -> {
           synchronized (this) {
-            building--;
-            buildingOf.merge(kind, -1, Integer::sum);
+            building.remove(kind);
             e.building = false;
             e.lastDuration = clock.getAsLong() - e.lastStart;
             if (result.failed()) {
@@ -314,26 +296,32 @@ final class TenantCopies {
     return done.future();
   }
 
-  /**
-   * Runs the making's steps on the copies' thread, each queued behind the work waiting there. One
-   * promise for all of them: a future composed on the next step's, step after step, completed
-   * thousands of nested futures at once when the last step ended (a 1M-vector graph), and overflowed
-   * the event loop's stack.
-   */
+  /** Runs the making's steps on the copies' thread, each queued behind the work waiting there. */
   private <C> Future<C> made(Making<C> making) {
-    Promise<C> made = Promise.promise();
-    nextStep(making, made);
-    return made.future();
+    return untilDone(() -> onMaker(making::step));
   }
 
-  private <C> void nextStep(Making<C> making, Promise<C> made) {
-    onMaker(making::step).onComplete(step -> {
-      if (step.failed()) {
-        made.fail(step.cause());
-      } else if (step.result() != null) {
-        made.complete(step.result());
+  /**
+   * Starts {@code step} again each time its future succeeds with null, until one succeeds with a
+   * value (the result) or fails. One promise for all the steps: a future composed on the next step's,
+   * step after step, completed every one of them at once, nested, when the last ended, and
+   * overflowed the event loop's stack at a million vectors (2,000 cursor rounds; tens of thousands
+   * of graph steps).
+   */
+  private static <T> Future<T> untilDone(Supplier<Future<T>> step) {
+    Promise<T> done = Promise.promise();
+    nextStep(step, done);
+    return done.future();
+  }
+
+  private static <T> void nextStep(Supplier<Future<T>> step, Promise<T> done) {
+    step.get().onComplete(result -> {
+      if (result.failed()) {
+        done.fail(result.cause());
+      } else if (result.result() != null) {
+        done.complete(result.result());
       } else {
-        nextStep(making, made);
+        nextStep(step, done);
       }
     });
   }
