@@ -22,6 +22,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,16 +43,21 @@ final class AdminRoutes {
   private final Quotas quotas;
   private final DocumentsFs documentsFs;
   private final Function<UUID, Future<Void>> endWork;
+  private final Consumer<UUID> forget;
 
   /**
    * @param endWork ends what runs for a tenant being deleted (its analyses, its sandboxes); completes
    *                once its sandboxes are gone
+   * @param forget  drops what this gateway keeps in memory of a tenant whose rows are deleted (its
+   *                search copies and cached query vectors)
    */
-  AdminRoutes(TenantStore tenants, Quotas quotas, DocumentsFs documentsFs, Function<UUID, Future<Void>> endWork) {
+  AdminRoutes(TenantStore tenants, Quotas quotas, DocumentsFs documentsFs, Function<UUID, Future<Void>> endWork,
+      Consumer<UUID> forget) {
     this.tenants = tenants;
     this.quotas = quotas;
     this.documentsFs = documentsFs;
     this.endWork = endWork;
+    this.forget = forget;
   }
 
   /**
@@ -126,6 +132,7 @@ final class AdminRoutes {
         .compose(deleted -> deleted ? Future.succeededFuture() : Future.failedFuture(noTenant(id)))
         .compose(v -> {
           quotas.forget(id);
+          forget.accept(id);
           // The /documents cache of a tenant that no longer exists.
           return ctx.vertx().fileSystem().deleteRecursive(documentsFs.tenantDir(id).toString())
               .otherwiseEmpty();

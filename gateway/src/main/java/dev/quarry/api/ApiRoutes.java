@@ -67,7 +67,7 @@ public final class ApiRoutes {
     this.sandboxes = sandboxes;
     this.documents = new DocumentRoutes(vertx, config, ingestService, documentStore, quotas);
     this.search = new SearchRoutes(config, searchService, documentStore, sandboxes, callbacks);
-    this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork);
+    this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork, searchService::forgetTenant);
     this.auth = new Authentication(config.tenancy(), tenants, quotas);
   }
 

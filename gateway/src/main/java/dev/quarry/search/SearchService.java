@@ -165,6 +165,18 @@ public final class SearchService {
     return ownerPool.query(sql.createVectorIndex).execute().mapEmpty();
   }
 
+  /**
+   * Forgets what this gateway keeps of a deleted tenant: its search copies (their bytes go back to
+   * the budget at once, or when a build under way ends) and its cached query vectors. Call after its
+   * rows are deleted.
+   */
+  public void forgetTenant(UUID tenantId) {
+    termIndexes.forget(tenantId);
+    vectorIndexes.forget(tenantId);
+    contextIndexes.forget(tenantId);
+    queryVectors.forget(tenantId);
+  }
+
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
   public Future<List<SearchHit>> search(UUID tenantId, SearchRequest request) {
     long started = System.nanoTime();
@@ -197,7 +209,7 @@ public final class SearchService {
     Args args = new Args(tenantId, query.fullText(), null, scope, candidates(fused), null);
     Future<QueryTerms> terms = queryTerms(args);
     Future<List<Scored<UUID>>> ranked = fullText(args, terms, false).map(SearchService::scoredChunks);
-    Future<List<Scored<UUID>>> nearest = embed(query.embedded())
+    Future<List<Scored<UUID>>> nearest = embed(tenantId, query.embedded())
         .compose(vector -> nearest(args.withVector(vector), terms, false))
         .map(SearchService::scoredChunks);
     Future<List<Scored<UUID>>> order = Future.all(ranked, nearest, terms).map(both -> fusion.fuse(
@@ -261,13 +273,13 @@ public final class SearchService {
       Args args = new Args(tenantId, searched.fullText(), null, null, limit, null);
       Future<QueryTerms> terms = queryTerms(args);
       return mode == SearchMode.FULL_TEXT ? fullText(args, terms, true)
-          : embed(searched.embedded()).compose(v -> nearest(args.withVector(v), terms, true));
+          : embed(tenantId, searched.embedded()).compose(v -> nearest(args.withVector(v), terms, true));
     }
     // Both sides as search takes them, fused the same way.
     Args args = new Args(tenantId, searched.fullText(), null, null, candidates(limit), null);
     Future<QueryTerms> terms = queryTerms(args);
     Future<List<RankedChunk>> ranked = fullText(args, terms, true);
-    Future<List<RankedChunk>> nearest = embed(searched.embedded())
+    Future<List<RankedChunk>> nearest = embed(tenantId, searched.embedded())
         .compose(v -> nearest(args.withVector(v), terms, true));
     return Future.all(ranked, nearest).map(both -> {
       Map<UUID, UUID> documents = new HashMap<>();
@@ -419,13 +431,13 @@ public final class SearchService {
     return Math.max(CANDIDATES, wanted);
   }
 
-  private Future<float[]> embed(String query) {
-    float[] cached = queryVectors.peek(query);
+  private Future<float[]> embed(UUID tenantId, String query) {
+    float[] cached = queryVectors.peek(tenantId, query);
     if (cached != null) {
       return Future.succeededFuture(cached);
     }
     // The embedder blocks (ONNX or HTTP); unordered so concurrent searches embed in parallel.
-    return vertx.executeBlocking(() -> queryVectors.get(query, embedder::embedQuery), false);
+    return vertx.executeBlocking(() -> queryVectors.get(tenantId, query, embedder::embedQuery), false);
   }
 
   /** Everything a statement may bind; each statement takes the ones it names. */

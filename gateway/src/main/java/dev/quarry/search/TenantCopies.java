@@ -163,6 +163,8 @@ final class TenantCopies {
     long lastDuration;
     /** The version found too large for the budget, so not tried again; -1 for none. */
     long tooLarge = -1;
+    /** Its tenant is gone ({@link #forget}): a build under way keeps nothing. */
+    boolean forgotten;
   }
 
   private final Pool pool;
@@ -238,6 +240,28 @@ final class TenantCopies {
   }
 
   /**
+   * Drops the tenant's copy of this kind and gives its bytes back at once, or, while one is being
+   * built, when the build ends (which then keeps nothing): its tenant was deleted. Until evicted, a
+   * deleted tenant's copies took budget from live tenants' (its searches are refused before they
+   * reach a copy, so nothing else would ever drop them). A search of the tenant still under way
+   * may ask for a copy again; its build finds no rows (they are deleted first) and makes none.
+   */
+  void forget(Kind<?> kind, UUID tenant) {
+    Entry e = entries.remove(new Key(kind, tenant));
+    if (e == null) {
+      return;
+    }
+    synchronized (this) {
+      e.forgotten = true;
+      if (!e.building) {
+        e.copy = null;
+        reserved -= e.heldBytes;
+        e.heldBytes = 0;
+      }
+    }
+  }
+
+  /**
    * Starts a build of the tenant's copy of this kind unless one is running, the copy already has
    * {@code seen} (the version a search just read; -1 when unknown), it was built too recently, it
    * did not fit at that version, another build of this kind is running, or {@link #MAX_BUILDS} are.
@@ -278,11 +302,14 @@ final class TenantCopies {
               LOG.warn("copy of a tenant's search data not built; the database searches it: {}",
                   result.cause().toString());
             }
-            Copy copy = result.succeeded() ? result.result() : null;
+            Copy copy = result.succeeded() && !e.forgotten ? result.result() : null;
             if (copy != null) {
               LOG.info("copy of a tenant's search data built: {}, {} bytes, {} ms", copy,
                   copy.bytes(), e.lastDuration / 1_000_000);
               e.copy = copy;
+            }
+            if (e.forgotten) {
+              e.copy = null;
             }
             // What the entry holds now (the new copy, the old one, or none) is what stays reserved.
             long holds = e.copy == null ? 0 : e.copy.bytes();
@@ -471,6 +498,11 @@ final class TenantCopies {
         refresh(tenant, version);
       }
       return null;
+    }
+
+    /** {@link TenantCopies#forget} of this kind of the tenant's copy. */
+    final void forget(UUID tenant) {
+      copies.forget(kind, tenant);
     }
 
     /** {@link TenantCopies#settled}. */

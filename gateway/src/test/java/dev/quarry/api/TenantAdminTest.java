@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -150,6 +151,33 @@ class TenantAdminTest {
     HttpResponse<Buffer> survivorDocs = gateway.clientFor(survivor.apiKey()).get("/v1/documents").send().await();
     assertThat(survivorDocs.bodyAsJsonObject().getJsonArray("documents")).hasSize(1);
     assertThat(gateway.admin().delete("/v1/admin/tenants/" + doomed.id()).send().await().statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  @DisplayName("deleting a tenant gives back at once the memory its search copies held (before, they stayed"
+      + " until evicted, taking budget from live tenants)")
+  void deleteTenantFreesItsSearchCopies() throws Exception {
+    try (TestGateway own = TestGateway.start()) {
+      TestGateway.NewTenant doomed = own.createTenant("copied");
+      WebClient client = own.clientFor(doomed.apiKey());
+      assertThat(ingest(client, "copied.md").statusCode()).isEqualTo(201);
+      // A search asks for the tenant's copies, built in the background: search until they are held.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!(gauge(own, "quarry_search_term_index_bytes") > 0 && gauge(own, "quarry_search_copy_builds") == 0)) {
+        assertThat(System.nanoTime()).as("copies built within a minute").isLessThan(deadline);
+        HttpResponse<Buffer> searched = client.post("/v1/search")
+            .sendJsonObject(new JsonObject().put("query", "text about copied")).await();
+        assertThat(searched.statusCode()).as(searched.bodyAsString()).isEqualTo(200);
+      }
+
+      HttpResponse<Buffer> deleted = own.admin().delete("/v1/admin/tenants/" + doomed.id()).send().await();
+      assertThat(deleted.statusCode()).as(deleted.bodyAsString()).isEqualTo(204);
+      assertThat(gauge(own, "quarry_search_term_index_bytes")).as("bytes of copies held").isZero();
+    }
+  }
+
+  private static double gauge(TestGateway gateway, String name) {
+    return gateway.gateway().metrics().registry().get(name).gauge().value();
   }
 
   @Test

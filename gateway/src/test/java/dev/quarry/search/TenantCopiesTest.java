@@ -354,4 +354,36 @@ class TenantCopiesTest {
         .isNotNull();
     assertThat(copies.bytes()).isEqualTo(1_000);
   }
+
+  @Test
+  @DisplayName("a deleted tenant's copy is forgotten: its bytes go back at once; one being built keeps"
+      + " nothing when its build ends; other tenants' copies stay")
+  void forgetGivesTheBytesBack() throws Exception {
+    TenantCopies copies = new TenantCopies(pool, BUDGET, System::nanoTime);
+    Fixed kind = new Fixed(100_000, 100_000);
+    UUID gone = UUID.randomUUID();
+    UUID stays = UUID.randomUUID();
+    await(copies.refresh(kind, gone, -1));
+    await(copies.refresh(kind, stays, -1));
+    assertThat(copies.bytes()).isEqualTo(200_000);
+
+    copies.forget(kind, gone);
+    assertThat(copies.current(kind, gone)).isNull();
+    assertThat(copies.current(kind, stays)).isNotNull();
+    assertThat(copies.bytes()).isEqualTo(100_000);
+
+    UUID building = UUID.randomUUID();
+    kind.making = new CountDownLatch(1);
+    kind.gate = new CompletableFuture<>();
+    Future<Void> build = copies.refresh(kind, building, -1);
+    assertThat(build).isNotNull();
+    assertThat(kind.making.await(30, TimeUnit.SECONDS)).isTrue();
+    copies.forget(kind, building);
+    assertThat(copies.bytes()).as("the build's reservation is held until it ends").isEqualTo(200_000);
+    kind.gate.complete(null);
+    await(build);
+    assertThat(copies.current(kind, building)).as("the build kept nothing").isNull();
+    assertThat(copies.bytes()).isEqualTo(100_000);
+    assertThat(copies.builds()).isZero();
+  }
 }
