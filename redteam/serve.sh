@@ -8,7 +8,7 @@ root="$(cd "$here/.." && pwd)"
 var="$here/var"; mkdir -p "$var/data" "$var/run"
 for d in "$var/data" "$var/run"; do mountpoint -q "$d" || mount -t tmpfs -o size=2g,mode=0755 tmpfs "$d"; done
 export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-redteam-admin-token-0123456789}"
-export QUARRY_PG_DATABASE=quarry_redteam QUARRY_HTTP_PORT=18480
+export QUARRY_PG_DATABASE=quarry_redteam QUARRY_HTTP_PORT=18480 QUARRY_METRICS_PORT=19480
 export QUARRY_DATA_DIR="$var/data" QUARRY_SANDBOX_RUN_DIR="$var/run" QUARRY_SANDBOX_MOUNT_PRIVACY=require
 JAVA_HOME=$("$root/scripts/setup.sh" --print-java-home)
 nohup "$JAVA_HOME/bin/java" -Xmx${RT_XMX:-1152m} -jar "$root/gateway/target/quarry-gateway-0.1.0-SNAPSHOT.jar" serve --port 18480 >"$var/gateway.log" 2>&1 &

@@ -59,7 +59,8 @@ def search(port, key, query, limit=10, document_ids=None, timeout=600):
     return req(port, "POST", "/v1/search", b, key=key, timeout=timeout)
 
 def metrics(port):
-    st, data, _ = req(port, "GET", "/metrics", raw=True)
+    # /metrics is on the metrics port, which w_serve.sh sets 1000 above the API's
+    st, data, _ = req(port + 1000, "GET", "/metrics", raw=True)
     out = {}
     for line in data.decode().splitlines():
         if line.startswith("#"): continue

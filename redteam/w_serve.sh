@@ -15,6 +15,7 @@ PGPASSWORD=quarry psql -h 127.0.0.1 -U quarry -d postgres -Atc "select 1 from pg
   || PGPASSWORD=quarry psql -h 127.0.0.1 -U quarry -d postgres -c "CREATE DATABASE quarry_redteam4"
 export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-redteam-admin-token-0123456789}"
 export QUARRY_PG_DATABASE=quarry_redteam4 QUARRY_HTTP_PORT="$port" QUARRY_SEARCH_MEMORY_MB="$mem"
+export QUARRY_METRICS_PORT=$((port + 1000))  # GET /metrics is served there, not on the API's port
 export QUARRY_DATA_DIR="$var/data-$port" QUARRY_SANDBOX_RUN_DIR="$var/run-$port" QUARRY_SANDBOX_MOUNT_PRIVACY=require
 JAVA_HOME=$("$root/scripts/setup.sh" --print-java-home)
 nohup "$JAVA_HOME/bin/java" -Xmx"$xmx" ${RT_JAVA_OPTS:-} -jar "${RT_JAR:-$root/gateway/target/quarry-gateway-0.1.0-SNAPSHOT.jar}" serve --port "$port" >"$var/$port.log" 2>&1 &

@@ -99,7 +99,7 @@ def search(port, k, query, limit, ids=None):
 
 
 def metric(port, name):
-    st, raw = req(port, "GET", "/metrics")
+    st, raw = req(port + 1000, "GET", "/metrics")  # the metrics port: serve scripts set it 1000 above the API's
     text = raw.decode() if isinstance(raw, bytes) else json.dumps(raw)
     out = {}
     for line in text.splitlines():

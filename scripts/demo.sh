@@ -74,6 +74,7 @@ step "Starting the gateway"
 export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-demo-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 QUARRY_DATA_DIR="${QUARRY_DATA_DIR:-$work/data}" QUARRY_SANDBOX_RUN_DIR="${QUARRY_SANDBOX_RUN_DIR:-$work/run}" \
   QUARRY_SANDBOX_MOUNT_PRIVACY="${QUARRY_SANDBOX_MOUNT_PRIVACY:-require}" \
+  QUARRY_METRICS_PORT="${QUARRY_METRICS_PORT:-0}" \
   "$java" -jar "$jar" serve --port "${QUARRY_DEMO_PORT:-0}" >"$log" 2>&1 &
 gateway_pid=$!
 

@@ -104,10 +104,11 @@ cleanup() {
 }
 
 check() {
-  local port url token key
+  local port mport url token key
   trap cleanup EXIT
   work="$(mktemp -d)"
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  mport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   url="http://127.0.0.1:$port"
   token="check-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   local java
@@ -127,7 +128,7 @@ check() {
     --cap-drop ALL --security-opt no-new-privileges \
     -v /var/run/docker.sock:/var/run/docker.sock \
     -v "$work/data:$work/data" -v "$work/run:$work/run" \
-    -e QUARRY_HTTP_PORT="$port" -e QUARRY_PG_DATABASE="$db" \
+    -e QUARRY_HTTP_PORT="$port" -e QUARRY_METRICS_PORT="$mport" -e QUARRY_PG_DATABASE="$db" \
     -e QUARRY_DATA_DIR="$work/data" -e QUARRY_SANDBOX_RUN_DIR="$work/run" -e QUARRY_SANDBOX_MOUNT_PRIVACY=require \
     -e QUARRY_GATEWAY_ID="$gateway_id" -e QUARRY_ADMIN_TOKEN="$token" \
     -e QUARRY_SANDBOX_POOL_PER_TENANT=0 -e QUARRY_DRAIN_GRACE_SECONDS=10 \
@@ -141,6 +142,9 @@ check() {
   done
   curl -fsS "$url/healthz" >/dev/null || die "/healthz failed"
   say "ready: /healthz and /readyz answer"
+  curl -fsS "http://127.0.0.1:$mport/metrics" | grep -q '^quarry_' || die "/metrics on the metrics port ($mport) failed"
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")" == 404 ]] || die "the API's port serves /metrics"
+  say "/metrics on its own port, not on the API's"
 
   key="$("$java" -jar "$jar" admin keys create --name image-check --key-only \
     00000000-0000-0000-0000-000000000001 --url "$url" --admin-token "$token")" \

@@ -115,7 +115,7 @@ final class SoakBench {
     env.put("QUARRY_LOG_FORMAT", "json");
     env.put("DOCKER_HOST", dockerHost);
     Path log = work.resolve("gateway.log");
-    gateway = new SoakGateway(env, freePort(), log);
+    gateway = new SoakGateway(env, freePort(), freePort(), log);
     StringBuilder md = new StringBuilder();
     try {
       Duration firstStart = gateway.start(Duration.ofSeconds(180));

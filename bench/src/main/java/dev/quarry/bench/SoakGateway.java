@@ -24,14 +24,16 @@ import java.util.stream.Collectors;
 final class SoakGateway {
   private final Map<String, String> env;
   private final int port;
+  private final int metricsPort;
   private final Path log;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private Process process;
   private int starts;
 
-  SoakGateway(Map<String, String> env, int port, Path log) {
+  SoakGateway(Map<String, String> env, int port, int metricsPort, Path log) {
     this.env = Map.copyOf(env);
     this.port = port;
+    this.metricsPort = metricsPort;
     this.log = log;
   }
 
@@ -52,6 +54,7 @@ final class SoakGateway {
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().putAll(env);
     pb.environment().put("QUARRY_HTTP_PORT", Integer.toString(port));
+    pb.environment().put("QUARRY_METRICS_PORT", Integer.toString(metricsPort));
     process = pb.start();
     starts++;
     long deadline = t0 + within.toNanos();
@@ -107,8 +110,12 @@ final class SoakGateway {
 
   /** The GET's response, or a 0 status when the gateway does not answer. */
   Response get(String path) {
+    return get(port, path);
+  }
+
+  private Response get(int onPort, String path) {
     try {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + onPort + path))
           .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
       return new Response(r.statusCode(), r.body());
     } catch (IOException e) {
@@ -130,7 +137,7 @@ final class SoakGateway {
     gc.getInputStream().readAllBytes();
     gc.waitFor(30, TimeUnit.SECONDS);
     double heap = 0;
-    Response metrics = get("/metrics");
+    Response metrics = get(metricsPort, "/metrics");
     for (String line : metrics.body().split("\n")) {
       if (line.startsWith("jvm_memory_used_bytes{") && line.contains("area=\"heap\"")) {
         heap += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));

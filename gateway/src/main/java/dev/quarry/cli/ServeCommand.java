@@ -82,7 +82,8 @@ final class ServeCommand implements Callable<Integer> {
       }
       Runtime.getRuntime().halt(status);
     }, "quarry-shutdown"));
-    out.println("Quarry gateway listening on http://localhost:" + gateway.port() + "  (Ctrl-C to stop)");
+    out.println("Quarry gateway listening on http://localhost:" + gateway.port() + "  (metrics: http://localhost:"
+        + gateway.metricsPort() + "/metrics; Ctrl-C to stop)");
     out.flush();
     closed.await();
     return 0;

@@ -69,6 +69,7 @@ public final class Gateway extends VerticleBase {
   private AnalysisService analyses;
   private Pool pool;
   private HttpServer server;
+  private HttpServer metricsServer;
   private DockerClient docker;
   private Reembedder reembedder;
   private Future<Reembedder.Status> reembedding = Future.succeededFuture();
@@ -168,7 +169,10 @@ public final class Gateway extends VerticleBase {
               sandboxes, callbacks)
               .withAnalyses(analyses);
           router = routes.router();
-          new OpsRoutes(readiness, lifecycle, metrics).mount(router);
+          OpsRoutes opsRoutes = new OpsRoutes(readiness, lifecycle, metrics);
+          opsRoutes.mountProbes(router);
+          Router metricsRouter = Router.router(vertx);
+          opsRoutes.mountMetrics(metricsRouter);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           Future<Void> reaped = sandboxes.start().recover(e -> {
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
@@ -182,7 +186,15 @@ public final class Gateway extends VerticleBase {
           Pool owner = Database.ownerPool(vertx, config);
           Future<Void> indexed = search.prepare(owner).eventually(owner::close);
           return Future.join(indexed, reaped, mounts)
-              .compose(v -> vertx.createHttpServer().requestHandler(router).listen(config.httpPort()))
+              .compose(v -> vertx.createHttpServer().requestHandler(metricsRouter).listen(ops.metricsPort())
+                  .recover(e -> Future.failedFuture(new IllegalStateException("cannot serve /metrics on port "
+                      + ops.metricsPort() + " (QUARRY_METRICS_PORT): " + e.getMessage(), e))))
+              .compose(metricsListening -> {
+                metricsServer = metricsListening;
+                // A gateway that cannot serve its API does not keep its metrics port either.
+                return vertx.createHttpServer().requestHandler(router).listen(config.httpPort())
+                    .recover(e -> metricsListening.close().transform(x -> Future.failedFuture(e)));
+              })
               .map(listening -> {
                 routes.listeningOn(listening.actualPort());
                 reembedding = reembedder.run();
@@ -307,7 +319,12 @@ public final class Gateway extends VerticleBase {
     return server.actualPort();
   }
 
-  /** Every route the gateway serves, as its router holds them (tests enumerate them). */
+  /** The port {@code /metrics} is actually served on (differs from QUARRY_METRICS_PORT when that is 0). */
+  public int metricsPort() {
+    return metricsServer.actualPort();
+  }
+
+  /** Every route the gateway serves on its API port, as its router holds them (tests enumerate them). */
   public java.util.List<io.vertx.ext.web.Route> routes() {
     return router.getRoutes();
   }
@@ -354,6 +371,9 @@ public final class Gateway extends VerticleBase {
       Future<Void> serverClosed = server == null
           ? Future.succeededFuture()
           : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
+      // Scraped until the API has drained, so the drain itself shows in the metrics.
+      serverClosed = serverClosed.eventually(() -> metricsServer == null ? Future.succeededFuture()
+          : metricsServer.close());
       // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
       Future<Void> sandboxesClosed = sandboxes == null ? Future.succeededFuture() : sandboxes.close();
       return Future.join(reembedStopped, serverClosed, sandboxesClosed);

@@ -8,8 +8,13 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * The operator's endpoints: {@code /healthz} (the process is alive), {@code /readyz} (it should get
- * traffic: every readiness check passes and it is not draining) and {@code /metrics} (Prometheus).
+ * The operator's endpoints: {@code /healthz} (the process is alive) and {@code /readyz} (it should get
+ * traffic: every readiness check passes and it is not draining), on the API's port for the
+ * orchestrator's probes; and {@code /metrics} (Prometheus) on a port of its own
+ * ({@code QUARRY_METRICS_PORT}). The metrics name no tenant, but they are every tenant's traffic
+ * summed (requests, searches, executions, the memory of the search copies): on the API's port any
+ * client could watch the others' activity; on a port of its own the network keeps them to the
+ * monitoring system (k8s/base/networkpolicy.yaml).
  */
 public final class OpsRoutes {
   private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
@@ -24,9 +29,14 @@ public final class OpsRoutes {
     this.metrics = metrics;
   }
 
-  public void mount(Router router) {
+  /** The probes, on the API's router. */
+  public void mountProbes(Router router) {
     router.get("/healthz").handler(this::healthz);
     router.get("/readyz").handler(this::readyz);
+  }
+
+  /** {@code GET /metrics}, on the metrics port's router (which serves nothing else). */
+  public void mountMetrics(Router router) {
     router.get("/metrics").handler(this::metrics);
   }
 

@@ -12,12 +12,26 @@ import java.util.Map;
  *                   cancelled; Kubernetes' terminationGracePeriodSeconds must exceed it
  * @param dockerHost the engine that readiness pings: the sandboxes' own {@code DOCKER_HOST}, read once
  *                   by their settings and handed over here
+ * @param metricsPort where {@code GET /metrics} is served, apart from the API's port so that the
+ *                   network can keep it to the monitoring system (0: any free port)
  */
-public record OpsSettings(Duration drainGrace, String dockerHost) {
+public record OpsSettings(Duration drainGrace, String dockerHost, int metricsPort) {
+  /** The metrics port when QUARRY_METRICS_PORT is not set (the Prometheus exporters' usual one). */
+  public static final int DEFAULT_METRICS_PORT = 9464;
+
+  /**
+   * The defaults for a gateway embedded in a test or a benchmark: those of an empty configuration,
+   * with the metrics on any free port (several such gateways run in one JVM).
+   */
   public static final OpsSettings DEFAULTS =
-      read(new Settings(Map.of()), dev.quarry.sandbox.SandboxSettings.DEFAULT_DOCKER_HOST);
+      read(new Settings(Map.of()), dev.quarry.sandbox.SandboxSettings.DEFAULT_DOCKER_HOST).withMetricsPort(0);
 
   static OpsSettings read(Settings s, String dockerHost) {
-    return new OpsSettings(s.seconds("QUARRY_DRAIN_GRACE_SECONDS", 120, 0, 3600), dockerHost);
+    return new OpsSettings(s.seconds("QUARRY_DRAIN_GRACE_SECONDS", 120, 0, 3600), dockerHost,
+        s.integer("QUARRY_METRICS_PORT", DEFAULT_METRICS_PORT, 0, 65535));
+  }
+
+  public OpsSettings withMetricsPort(int port) {
+    return new OpsSettings(drainGrace, dockerHost, port);
   }
 }

@@ -114,7 +114,7 @@ class SandboxCapacityApiTest {
       assertThat(stored.getJsonObject("error").getString("type")).isEqualTo("SandboxCapacityExhausted");
       assertThat(stored.getJsonObject("error").getString("message")).contains("QUARRY_SANDBOX_MAX_ACTIVE");
 
-      String metrics = gateway.bareClient().get("/metrics").send().await().bodyAsString();
+      String metrics = gateway.metricsClient().get("/metrics").send().await().bodyAsString();
       assertThat(metrics).contains("quarry_sandbox_start_failures_total{reason=\"exhausted\"} 2.0")
           .contains("quarry_sandbox_limit_sandboxes 1.0").contains("quarry_sandbox_live_sandboxes 1.0");
 

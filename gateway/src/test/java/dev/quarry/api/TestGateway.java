@@ -45,6 +45,7 @@ public final class TestGateway implements AutoCloseable {
   private final Vertx vertx;
   private final Gateway gateway;
   private final WebClient bare;
+  private final WebClient metricsClient;
   private final WebClient client;
   private final Config config;
   private final String apiKey;
@@ -59,6 +60,8 @@ public final class TestGateway implements AutoCloseable {
     this.gateway = gateway;
     this.config = config;
     this.bare = WebClient.create(vertx, new WebClientOptions().setDefaultHost("localhost").setDefaultPort(gateway.port()));
+    this.metricsClient = WebClient.create(vertx,
+        new WebClientOptions().setDefaultHost("localhost").setDefaultPort(gateway.metricsPort()));
     this.apiKey = createKey(Tenants.DEFAULT);
     this.client = clientFor(apiKey);
   }
@@ -144,6 +147,11 @@ public final class TestGateway implements AutoCloseable {
     return bare;
   }
 
+  /** A client of the metrics port ({@code GET /metrics}), which takes no credentials. */
+  public WebClient metricsClient() {
+    return metricsClient;
+  }
+
   /** A client that sends this key (or admin token) as its bearer credential. */
   public WebClient clientFor(String bearer) {
     return WebClientSession.create(bare).addHeader("Authorization", "Bearer " + bearer);
@@ -195,6 +203,11 @@ public final class TestGateway implements AutoCloseable {
 
   public Gateway gateway() {
     return gateway;
+  }
+
+  /** The port {@code GET /metrics} is served on. */
+  public int metricsPort() {
+    return gateway.metricsPort();
   }
 
   public int port() {
@@ -251,6 +264,7 @@ public final class TestGateway implements AutoCloseable {
   public void close() throws IOException {
     try {
       bare.close();
+      metricsClient.close();
       vertx.close().await();
     } finally {
       database.close();

@@ -41,7 +41,7 @@ class MetricsEndpointTest {
     HttpResponse<Buffer> ready = gateway.client().get("/readyz").send().await();
     assertThat(ready.statusCode()).as(ready.bodyAsString()).isEqualTo(200);
     readyz = ready.bodyAsJsonObject();
-    HttpResponse<Buffer> metrics = gateway.client().get("/metrics").send().await();
+    HttpResponse<Buffer> metrics = gateway.metricsClient().get("/metrics").send().await();
     assertThat(metrics.statusCode()).isEqualTo(200);
     contentType = metrics.getHeader("Content-Type");
     scrape = Scrape.parse(metrics.bodyAsString());
@@ -138,5 +138,44 @@ class MetricsEndpointTest {
     assertThat(scrape.value("quarry_sandbox_start_failures_total", "reason", "launch")).isZero();
     assertThat(scrape.value("quarry_sandbox_warm_pool_size")).isZero();
     assertThat(scrape.value("quarry_model_errors_total", "kind", "server_error")).isZero();
+  }
+
+  @Test
+  @DisplayName("is served on a port of its own: the API's port answers 404 to it, with a tenant's key,"
+      + " the admin token or nothing; the metrics port serves nothing else")
+  void ownPort() {
+    assertThat(gateway.metricsPort()).isNotEqualTo(gateway.port());
+    for (var client : java.util.List.of(gateway.client(), gateway.admin(), gateway.bareClient())) {
+      HttpResponse<Buffer> onApi = client.get("/metrics").send().await();
+      assertThat(onApi.statusCode()).isEqualTo(404);
+      assertThat(onApi.bodyAsString()).doesNotContain("quarry_");
+    }
+    for (String path : java.util.List.of("/v1/documents", "/healthz", "/readyz", "/v1/admin/tenants", "/")) {
+      assertThat(gateway.metricsClient().get(path).send().await().statusCode()).as(path).isEqualTo(404);
+    }
+    assertThat(gateway.metricsClient().post("/metrics").send().await().statusCode()).isEqualTo(405);
+  }
+
+  @Test
+  @DisplayName("a metrics port already in use fails start-up with a message naming QUARRY_METRICS_PORT")
+  void portTaken() throws Exception {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("0.0.0.0"));
+        dev.quarry.support.TestDatabase db = dev.quarry.support.TestDatabase.create()) {
+      java.nio.file.Path dataDir = java.nio.file.Files.createTempDirectory("quarry-metrics-port");
+      dev.quarry.telemetry.QuarryMetrics metrics = new dev.quarry.telemetry.QuarryMetrics();
+      io.vertx.core.Vertx vertx = Gateway.vertx(metrics);
+      try {
+        Gateway g = new Gateway(db.config().withDataDir(dataDir).withHttpPort(0),
+            OpsSettings.DEFAULTS.withMetricsPort(taken.getLocalPort()), metrics);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> vertx.deployVerticle(g).await())
+            .hasMessageContaining("QUARRY_METRICS_PORT")
+            .hasMessageContaining(String.valueOf(taken.getLocalPort()));
+      } finally {
+        vertx.close().await();
+        try (var walk = java.nio.file.Files.walk(dataDir)) {
+          walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+      }
+    }
   }
 }

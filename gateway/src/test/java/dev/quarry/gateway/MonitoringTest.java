@@ -118,7 +118,7 @@ class MonitoringTest {
       assertThat(ingested.statusCode()).isEqualTo(201);
       gateway.client().post("/v1/search").sendJsonObject(new JsonObject().put("query", "quay")).await();
       gateway.client().get("/readyz").send().await();
-      return Scrape.parse(gateway.client().get("/metrics").send().await().bodyAsString());
+      return Scrape.parse(gateway.metricsClient().get("/metrics").send().await().bodyAsString());
     }
   }
 

@@ -38,7 +38,7 @@ class ServeShutdownTest {
   void sigtermExitsZero() throws Exception {
     try (TestDatabase db = TestDatabase.create()) {
       Path configFile = Files.writeString(dir.resolve("quarry.yaml"),
-          "QUARRY_HTTP_PORT: 0\nQUARRY_DRAIN_GRACE_SECONDS: 5\nQUARRY_DATA_DIR: " + dir.resolve("data") + "\n"
+          "QUARRY_HTTP_PORT: 0\nQUARRY_METRICS_PORT: 0\nQUARRY_DRAIN_GRACE_SECONDS: 5\nQUARRY_DATA_DIR: " + dir.resolve("data") + "\n"
               // The model's settings come from the same file as every other (they were once read
               // from the bare environment only, and silently ignored here).
               + "QUARRY_MODEL_BASE_URL: http://127.0.0.1:9/v1\nQUARRY_MODEL: model-named-in-the-file\n");

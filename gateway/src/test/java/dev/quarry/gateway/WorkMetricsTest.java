@@ -77,7 +77,7 @@ class WorkMetricsTest {
   }
 
   private Scrape scrape() {
-    HttpResponse<Buffer> metrics = h.gateway.client().get("/metrics").send().await();
+    HttpResponse<Buffer> metrics = h.gateway.metricsClient().get("/metrics").send().await();
     assertThat(metrics.statusCode()).isEqualTo(200);
     return Scrape.parse(metrics.bodyAsString());
   }

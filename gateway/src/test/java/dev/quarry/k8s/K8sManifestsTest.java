@@ -118,6 +118,16 @@ class K8sManifestsTest {
     assertThat(gateway.path("ports").get(0).path("containerPort").asInt()).isEqualTo(defaultPort);
     assertThat(dockerfile).contains("EXPOSE " + defaultPort + "\n");
     assertThat(Config.fromEnv(settings).httpPort()).isEqualTo(defaultPort);
+    // The metrics port: the container's, the network policy's (admitted from one namespace only).
+    int metricsPort = dev.quarry.gateway.GatewaySettings.read(settings).ops().metricsPort();
+    assertThat(gateway.path("ports").findValuesAsText("name")).containsExactly("http", "metrics");
+    assertThat(gateway.path("ports").get(1).path("containerPort").asInt()).isEqualTo(metricsPort);
+    JsonNode ingress = get(objects, "NetworkPolicy/quarry-gateway").path("spec").path("ingress");
+    for (JsonNode rule : ingress) {
+      boolean metricsRule = rule.path("ports").findValuesAsText("port").contains(String.valueOf(metricsPort));
+      assertThat(rule.path("from").isEmpty()).as("only the metrics rule names who may connect: " + rule)
+          .isEqualTo(!metricsRule);
+    }
     assertThat(gateway.path("image").asText()).startsWith("quarry-gateway:");
     assertThat(dockerfile).contains("-t quarry-gateway:");
     Matcher user = Pattern.compile("\nUSER (\\d+):(\\d+)\n").matcher(dockerfile);
