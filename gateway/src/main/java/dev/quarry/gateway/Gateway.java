@@ -78,6 +78,7 @@ public final class Gateway extends VerticleBase {
   private int schemaVersion;
   private long probeTimer = -1;
   private long sweepTimer = -1;
+  private long searchWatch = -1;
   private Router router;
 
   /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
@@ -146,8 +147,9 @@ public final class Gateway extends VerticleBase {
               tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
           addReadinessChecks();
           Future<Void> mounts = addMountCheck(sandboxed);
-          // A tenant deleted through another replica loses its sandboxes here too.
+          // A tenant deleted through another replica loses its sandboxes and search copies here too.
           sandboxes.watchTenants(new TenantStore(pool)::existing, SandboxService.TENANT_CHECK);
+          searchWatch = search.watchTenants(new TenantStore(pool)::existing, SearchService.TENANT_CHECK);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
@@ -364,6 +366,7 @@ public final class Gateway extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(probeTimer);
     vertx.cancelTimer(sweepTimer);
+    vertx.cancelTimer(searchWatch);
     Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
     return drained.eventually(() -> {
       // The re-embed ends after its batch in flight, while the server drains.

@@ -16,11 +16,17 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Hybrid retrieval (vector + BM25 full-text, fused by {@link Fusion#DEFAULT}) with context
@@ -36,6 +42,12 @@ import java.util.UUID;
  * another statement does.
  */
 public final class SearchService {
+  private static final Logger LOG = LoggerFactory.getLogger(SearchService.class);
+  /**
+   * How often a gateway looks whether the tenants it keeps search copies of still exist: another
+   * replica may have deleted one ({@link #watchTenants}).
+   */
+  public static final Duration TENANT_CHECK = Duration.ofSeconds(5);
   /**
    * Candidates taken from each retriever before fusion: the lists whose scores are normalised, deep
    * enough that a chunk one retriever ranks well and the other ranks 80th still has both scores.
@@ -175,6 +187,32 @@ public final class SearchService {
     vectorIndexes.forget(tenantId);
     contextIndexes.forget(tenantId);
     queryVectors.forget(tenantId);
+  }
+
+  /**
+   * Every {@code every}, asks {@code existing} which of the tenants this gateway keeps search copies
+   * of still exist, and forgets the others ({@link #forgetTenant}): a tenant deleted through another
+   * replica, which no search here will ever ask for again, so only eviction would have dropped its
+   * copies. Returns the timer, for the caller to cancel.
+   */
+  public long watchTenants(Function<Set<UUID>, Future<Set<UUID>>> existing, Duration every) {
+    return vertx.setPeriodic(every.toMillis(), id -> {
+      Set<UUID> here = new HashSet<>(termIndexes.tenants());
+      here.addAll(vectorIndexes.tenants());
+      here.addAll(contextIndexes.tenants());
+      if (here.isEmpty()) {
+        return;
+      }
+      existing.apply(here).onSuccess(live -> {
+        for (UUID tenant : here) {
+          if (!live.contains(tenant)) {
+            LOG.info("tenant {} no longer exists (deleted through another gateway): forgetting its search copies here",
+                tenant);
+            forgetTenant(tenant);
+          }
+        }
+      }).onFailure(e -> LOG.debug("checking the tenants of this gateway's search copies: {}", e.toString()));
+    });
   }
 
   /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */

@@ -261,6 +261,13 @@ final class TenantCopies {
     }
   }
 
+  /** The tenants of which this gateway keeps anything: a copy, a build, or a copy's bookkeeping. */
+  Set<UUID> tenants() {
+    Set<UUID> out = new HashSet<>();
+    entries.keySet().forEach(k -> out.add(k.tenant()));
+    return out;
+  }
+
   /**
    * Starts a build of the tenant's copy of this kind unless one is running, the copy already has
    * {@code seen} (the version a search just read; -1 when unknown), it was built too recently, it
@@ -503,6 +510,11 @@ final class TenantCopies {
     /** {@link TenantCopies#forget} of this kind of the tenant's copy. */
     final void forget(UUID tenant) {
       copies.forget(kind, tenant);
+    }
+
+    /** {@link TenantCopies#tenants}: of every kind. */
+    final Set<UUID> tenants() {
+      return copies.tenants();
     }
 
     /** {@link TenantCopies#settled}. */

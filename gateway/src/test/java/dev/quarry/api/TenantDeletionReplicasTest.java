@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import dev.quarry.search.SearchService;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -129,5 +130,45 @@ class TenantDeletionReplicasTest {
     assertThat(onB(doomed.id())).isEmpty();
     assertThat(onB(bystander.id())).hasSize(1);
     clientB.close();
+  }
+
+  @Test
+  @DisplayName("DELETE on A: B forgets the deleted tenant's search copies within its tenant check, and"
+      + " keeps another tenant's")
+  void deletionFreesTheOtherReplicasSearchCopies() throws Exception {
+    TestGateway.NewTenant kept = a.createTenant("copies-kept");
+    TestGateway.NewTenant doomed = a.createTenant("copies-doomed");
+    WebClient clientB = WebClient.create(vertxB, new WebClientOptions().setDefaultHost("localhost")
+        .setDefaultPort(b.port()));
+    double keptBytes = copiedOnB(clientB, kept, 0);
+    double bothBytes = copiedOnB(clientB, doomed, keptBytes);
+
+    HttpResponse<Buffer> deleted = a.admin().delete("/v1/admin/tenants/" + doomed.id()).send().await();
+    assertThat(deleted.statusCode()).as(deleted.bodyAsString()).isEqualTo(204);
+    assertThat(gaugeOnB("quarry_search_term_index_bytes")).as("B's copies right after the deletion on A")
+        .isEqualTo(bothBytes);
+    Await.until(() -> gaugeOnB("quarry_search_term_index_bytes") == keptBytes,
+        SearchService.TENANT_CHECK.multipliedBy(4), "replica B to forget the deleted tenant's copies");
+  }
+
+  /** Ingests through A, then searches through B until B holds the tenant's copies; B's copies' bytes then. */
+  private static double copiedOnB(WebClient clientB, TestGateway.NewTenant tenant, double before) {
+    HttpResponse<Buffer> ingested = a.clientFor(tenant.apiKey()).post("/v1/documents").sendJsonObject(new JsonObject()
+        .put("title", "Tides").put("uri", "tides.md").put("content_type", "text/markdown")
+        .put("content", "# Tides\n\nThe harbour floods twice a day; the quay is under water at spring tides.\n"))
+        .await();
+    assertThat(ingested.statusCode()).as(ingested.bodyAsString()).isEqualTo(201);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!(gaugeOnB("quarry_search_term_index_bytes") > before && gaugeOnB("quarry_search_copy_builds") == 0)) {
+      assertThat(System.nanoTime()).as("B's copies of the tenant built within a minute").isLessThan(deadline);
+      HttpResponse<Buffer> searched = clientB.post("/v1/search").putHeader("Authorization", "Bearer " + tenant.apiKey())
+          .sendJsonObject(new JsonObject().put("query", "when does the quay flood")).await();
+      assertThat(searched.statusCode()).as(searched.bodyAsString()).isEqualTo(200);
+    }
+    return gaugeOnB("quarry_search_term_index_bytes");
+  }
+
+  private static double gaugeOnB(String name) {
+    return b.metrics().registry().get(name).gauge().value();
   }
 }
