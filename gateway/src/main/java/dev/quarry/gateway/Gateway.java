@@ -165,7 +165,9 @@ public final class Gateway extends VerticleBase {
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
           lifecycle.onShutdown("analyses", analyses::close);
           ApiRoutes routes = new ApiRoutes(vertx, config,
-              new IngestService(vertx, pool, embedder, documentsFs, config, metrics),
+              // An ingest under way when a drain starts gets the drain's grace to finish, like an analysis.
+              new IngestService(vertx, pool, embedder, documentsFs, config, metrics)
+                  .trackWith(cancel -> lifecycle.begin("ingest", reason -> cancel.run())::close),
               documents,
               search, new TenantStore(pool), quotas, documentsFs,
               sandboxes, callbacks)

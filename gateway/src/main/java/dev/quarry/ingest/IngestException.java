@@ -18,7 +18,12 @@ public final class IngestException extends Exception {
     /** The source has content, but none of it is text (pictures only, undecodable text). */
     NO_TEXT_EXTRACTED,
     /** A field sent with the source (its uri, its title) is longer than Quarry keeps. */
-    FIELD_TOO_LONG
+    FIELD_TOO_LONG,
+    /**
+     * The gateway shut down (drained past its grace) before the document was stored: nothing of it
+     * was stored, and sending it again (to another replica) is the remedy, not a change to it.
+     */
+    SHUTTING_DOWN
   }
 
   private final Reason reason;

@@ -29,6 +29,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,6 +68,18 @@ public final class IngestService {
   private final WorkerExecutor workers;
   private final TenantLines lines = new TenantLines(TENANT_WORKERS);
 
+  /**
+   * Where an ingest registers while it runs: the gateway's drain, which on SIGTERM refuses new ones
+   * (by throwing from {@code begin}), lets running ones finish within its grace, then calls
+   * {@code cancel}. Returns what ends the registration.
+   */
+  @FunctionalInterface
+  public interface WorkTracker {
+    Runnable begin(Runnable cancel);
+  }
+
+  private volatile WorkTracker tracker = cancel -> () -> {};
+
   public IngestService(Vertx vertx, Pool pool, Embedder embedder, DocumentsFs documentsFs, Config config) {
     this(vertx, pool, embedder, documentsFs, config, new QuarryMetrics());
   }
@@ -81,6 +94,17 @@ public final class IngestService {
     this.config = config;
     this.converters = new Converters(config.maxUploadBytes());
     this.workers = vertx.createSharedWorkerExecutor("quarry-ingest", INGEST_WORKERS);
+  }
+
+  /**
+   * Ingests from now on register with this tracker (the gateway's drain): a rolling restart lets
+   * them finish within its grace instead of interrupting them (the client's connection was cut, and
+   * the gateway logged an unexpected failure), and one still running after the grace stops before
+   * its next batch of chunks with {@link IngestException.Reason#SHUTTING_DOWN}, nothing stored.
+   */
+  public IngestService trackWith(WorkTracker tracker) {
+    this.tracker = tracker;
+    return this;
   }
 
   /** Where ingests spent their time so far, per stage (for benchmarks and diagnosis). */
@@ -111,13 +135,21 @@ public final class IngestService {
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
       IngestProgress progress) {
-    return lines.run(tenantId, () -> measured(tenantId, request, storedBytesLimit, progress));
+    java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
+    Runnable end;
+    try {
+      end = tracker.begin(() -> cancelled.set(true));
+    } catch (RuntimeException draining) {
+      return Future.failedFuture(draining);
+    }
+    return lines.run(tenantId, () -> measured(tenantId, request, storedBytesLimit, progress, cancelled::get))
+        .andThen(done -> end.run());
   }
 
   private Future<IngestResult> measured(UUID tenantId, IngestRequest request, long storedBytesLimit,
-      IngestProgress progress) {
+      IngestProgress progress, BooleanSupplier cancelled) {
     long started = System.nanoTime();
-    return ingestUnmeasured(tenantId, request, storedBytesLimit, progress).andThen(done -> {
+    return ingestUnmeasured(tenantId, request, storedBytesLimit, progress, cancelled).andThen(done -> {
       long nanos = System.nanoTime() - started;
       if (done.succeeded()) {
         IngestResult r = done.result();
@@ -131,7 +163,7 @@ public final class IngestService {
   }
 
   private Future<IngestResult> ingestUnmeasured(UUID tenantId, IngestRequest request, long storedBytesLimit,
-      IngestProgress progress) {
+      IngestProgress progress, BooleanSupplier cancelled) {
     String fileName = fileName(request);
     String uri = request.uri() == null || request.uri().isBlank() ? fileName : request.uri().strip();
     byte[] bytes = request.bytes();
@@ -149,7 +181,7 @@ public final class IngestService {
                 conn -> conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash())))
             .compose(rows -> rows.size() > 0
                 ? Future.succeededFuture(unchanged(rows.iterator().next()))
-                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress)
+                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress, cancelled)
                     .compose(prepared -> write(prepared, 1)
                         .compose(written -> syncQuietly(prepared, written)))));
   }
@@ -164,8 +196,9 @@ public final class IngestService {
 
   private Future<Prepared> prepare(
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
-      long storedBytesLimit, IngestProgress progress) {
+      long storedBytesLimit, IngestProgress progress, BooleanSupplier cancelled) {
     return workers.executeBlocking(() -> {
+      stopIfCancelled(cancelled, fileName);
       long t0 = System.nanoTime();
       TextHygiene.Result converted = converters.convertClean(sniffed.type(), fileName, request.bytes());
       ConvertedDocument doc = converted.document();
@@ -182,7 +215,7 @@ public final class IngestService {
       progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
       String title = Chunk.cut(firstNonBlank(request.title(), doc.title(), fileName), MAX_TITLE_CHARS);
       String context = Chunk.context(title, uri, FilingIdentity.find(items).orElse(null));
-      List<String> vectors = embed(chunks, context, progress);
+      List<String> vectors = embed(chunks, context, progress, cancelled, fileName);
       long t2 = System.nanoTime();
       stages.add(Stage.CONVERT, tConverted - t0);
       stages.add(Stage.TOC, tToc - tConverted);
@@ -197,9 +230,11 @@ public final class IngestService {
     }, false);
   }
 
-  private List<String> embed(List<Chunk> chunks, String context, IngestProgress progress) {
+  private List<String> embed(List<Chunk> chunks, String context, IngestProgress progress,
+      BooleanSupplier cancelled, String fileName) throws IngestException {
     List<String> vectors = new ArrayList<>(chunks.size());
     for (int i = 0; i < chunks.size(); i += EMBED_BATCH) {
+      stopIfCancelled(cancelled, fileName);
       List<String> texts = new ArrayList<>();
       for (Chunk c : chunks.subList(i, Math.min(chunks.size(), i + EMBED_BATCH))) {
         texts.add(Chunk.embeddedText(context, c.content()));
@@ -215,6 +250,17 @@ public final class IngestService {
       progress.embedded(vectors.size(), chunks.size());
     }
     return vectors;
+  }
+
+  /**
+   * Stops an ingest the gateway's drain cancelled (before its conversion, before each batch of
+   * chunks it embeds): nothing of it is written.
+   */
+  private static void stopIfCancelled(BooleanSupplier cancelled, String fileName) throws IngestException {
+    if (cancelled.getAsBoolean()) {
+      throw new IngestException(IngestException.Reason.SHUTTING_DOWN, fileName,
+          "the gateway shut down before this document was stored; nothing of it was stored; send it again");
+    }
   }
 
   /** pgvector's text form; NaN and infinities are left in so PostgreSQL rejects them loudly. */

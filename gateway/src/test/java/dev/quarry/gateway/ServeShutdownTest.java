@@ -82,6 +82,71 @@ class ServeShutdownTest {
   }
 
   @Test
+  @DisplayName("SIGTERM while a long document is being embedded: the ingest finishes (its result, the"
+      + " document stored), then the gateway exits 0 (no native crash: the signal is drained before the"
+      + " JVM's shutdown hooks, ONNX Runtime's among them, run)")
+  void sigtermLetsAnIngestFinish() throws Exception {
+    try (TestDatabase db = TestDatabase.create()) {
+      String token = "serve-test-admin-token-0123456789";
+      Path configFile = Files.writeString(dir.resolve("quarry.yaml"),
+          "QUARRY_HTTP_PORT: 0\nQUARRY_METRICS_PORT: 0\nQUARRY_DRAIN_GRACE_SECONDS: 120\nQUARRY_DATA_DIR: "
+              + dir.resolve("data") + "\nQUARRY_ADMIN_TOKEN: " + token + "\n");
+      Process gateway = serve(Map.of("QUARRY_CONFIG_FILE", configFile.toString(),
+          "QUARRY_PG_DATABASE", db.config().pgDatabase()), ProcessBuilder.Redirect.to(dir.resolve("stderr.txt").toFile()));
+      List<String> output = new CopyOnWriteArrayList<>();
+      CompletableFuture<Integer> port = new CompletableFuture<>();
+      Thread reader = Thread.ofPlatform().daemon().start(() -> readLines(gateway, output, port));
+      try {
+        String base = "http://localhost:" + port.get(120, TimeUnit.SECONDS);
+        HttpClient http = HttpClient.newHttpClient();
+        HttpResponse<String> tenant = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/admin/tenants"))
+            .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString("{\"name\": \"drained\"}")).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(tenant.statusCode()).as(tenant.body()).isEqualTo(201);
+        String key = new JsonObject(tenant.body()).getString("api_key");
+        StringBuilder md = new StringBuilder("# Harbour log\n\n");
+        for (int i = 0; i < 150; i++) {
+          md.append("## Day ").append(i).append("\n\n")
+              .append(("The quay flooded at the spring tide of day " + i + " and the ferry waited. ").repeat(12))
+              .append("\n\n");
+        }
+        String body = new JsonObject().put("uri", "log.md").put("content_type", "text/markdown")
+            .put("content", md.toString()).encode();
+        HttpResponse<java.util.stream.Stream<String>> ingest = http.send(
+            HttpRequest.newBuilder(URI.create(base + "/v1/documents")).header("Authorization", "Bearer " + key)
+                .header("Content-Type", "application/json").header("Accept", "text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofLines());
+        assertThat(ingest.statusCode()).isEqualTo(200);
+        List<String> events = new ArrayList<>();
+        ingest.body().forEach(line -> {
+          if (line.startsWith("event: ")) {
+            events.add(line.substring(7));
+            if (line.equals("event: embedded") && events.stream().filter("embedded"::equals).count() == 1) {
+              gateway.destroy(); // SIGTERM, with the first batch of chunks embedded and the rest to go
+            }
+          } else if (line.startsWith("data: ") && "result".equals(events.get(events.size() - 1))) {
+            events.add(new JsonObject(line.substring(6)).getString("status"));
+          }
+        });
+        assertThat(events).as("the ingest's events").contains("embedded").endsWith("result", "created");
+        assertThat(events.stream().filter("embedded"::equals).count()).as("batches embedded").isGreaterThan(2);
+        assertThat(gateway.waitFor(120, TimeUnit.SECONDS)).as("exited").isTrue();
+        reader.join(Duration.ofSeconds(10));
+        assertThat(gateway.exitValue()).as(String.join("\n", output)).isZero();
+        assertThat(Path.of("hs_err_pid" + gateway.pid() + ".log")).as("a JVM crash log").doesNotExist();
+      } finally {
+        gateway.destroyForcibly();
+      }
+      try (var c = db.jdbc(); var st = c.createStatement();
+          var rs = st.executeQuery("SELECT count(*) FROM documents WHERE uri = 'log.md'")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getLong(1)).as("the document stored").isEqualTo(1);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("a bad setting stops start-up with status 2 and a message naming it")
   void badSetting() throws Exception {
     Process gateway = serve(Map.of("QUARRY_PG_POOL_SIZE", "0"), ProcessBuilder.Redirect.PIPE);
