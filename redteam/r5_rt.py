@@ -1,5 +1,5 @@
 """Round 5 client helpers (stdlib only): key/port from env (RT_PORT, RT_KEY, RT_KEY2) or redteam/var5."""
-import http.client, json, os, socket, time, uuid
+import http.client, http, json, os, socket, time, uuid
 
 HOST = "127.0.0.1"
 PORT = int(os.environ.get("RT_PORT", "18580"))
