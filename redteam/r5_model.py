@@ -37,7 +37,9 @@ class H(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(n) or b"{}")
         msgs = body.get("messages", [])
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-        if not body.get("tools"):  # an llm() call from code
+        if not body.get("tools"):  # an llm() call from code; a prompt starting SLOW takes 30 s
+            if "SLOW" in text_of(msgs[-1].get("content"))[:100]:
+                time.sleep(30)
             return self.reply(self.completion({"role": "assistant", "content": "ok"}, usage))
         everything = "\n".join(text_of(m.get("content")) for m in msgs if m.get("role") == "user")
         cells = [c.strip("\n") for c in CELL.findall(everything)] or ["print(1)"]
