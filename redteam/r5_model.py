@@ -36,7 +36,8 @@ class H(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(n) or b"{}")
         msgs = body.get("messages", [])
-        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        pt = max(10, len(json.dumps(msgs)) // 4)  # a real endpoint counts the prompt
+        usage = {"prompt_tokens": pt, "completion_tokens": 5, "total_tokens": pt + 5}
         if not body.get("tools"):  # an llm() call from code; a prompt starting SLOW takes 30 s
             if "SLOW" in text_of(msgs[-1].get("content"))[:100]:
                 time.sleep(30)
