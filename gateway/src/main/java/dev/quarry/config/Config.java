@@ -32,7 +32,9 @@ public record Config(
     TenancySettings tenancy,
     long bodyTimeoutMs,
     int sseHeartbeatSeconds,
-    int searchMemoryMb) {
+    int searchMemoryMb,
+    int httpIdleSeconds,
+    int maxConnections) {
 
   /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
   public static final String DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5-q";
@@ -79,7 +81,19 @@ public record Config(
         TenancySettings.read(s),
         s.integer("QUARRY_BODY_TIMEOUT_MS", 120_000, 100, 3_600_000),
         s.integer("QUARRY_SSE_HEARTBEAT_SECONDS", 15, 1, 300),
-        s.integer("QUARRY_SEARCH_MEMORY_MB", 1024, 0, 1_048_576));
+        s.integer("QUARRY_SEARCH_MEMORY_MB", 1024, 0, 1_048_576),
+        s.integer("QUARRY_HTTP_IDLE_SECONDS", 60, 1, 3600),
+        s.integer("QUARRY_MAX_CONNECTIONS", 4096, 1, 1_000_000));
+  }
+
+  /** The same settings with another idle limit of connections (tests of idle connections use a short one). */
+  public Config withHttpIdleSeconds(int seconds) {
+    return Records.with(this, "httpIdleSeconds", seconds);
+  }
+
+  /** The same settings with another cap on open connections. */
+  public Config withMaxConnections(int max) {
+    return Records.with(this, "maxConnections", max);
   }
 
   /** The same settings with another database name: tests use one database per test class. */

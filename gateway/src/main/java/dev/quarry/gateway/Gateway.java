@@ -33,6 +33,7 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.micrometer.Label;
@@ -79,6 +80,8 @@ public final class Gateway extends VerticleBase {
   private long probeTimer = -1;
   private long sweepTimer = -1;
   private long searchWatch = -1;
+  private long connectionSweep = -1;
+  private ConnectionGuard connections;
   private Router router;
 
   /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
@@ -173,6 +176,9 @@ public final class Gateway extends VerticleBase {
               sandboxes, callbacks)
               .withAnalyses(analyses);
           router = routes.router();
+          connections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
+              config.maxConnections());
+          connectionSweep = connections.sweepEvery(vertx);
           OpsRoutes opsRoutes = new OpsRoutes(readiness, lifecycle, metrics);
           opsRoutes.mountProbes(router);
           Router metricsRouter = Router.router(vertx);
@@ -196,7 +202,11 @@ public final class Gateway extends VerticleBase {
               .compose(metricsListening -> {
                 metricsServer = metricsListening;
                 // A gateway that cannot serve its API does not keep its metrics port either.
-                return vertx.createHttpServer().requestHandler(router).listen(config.httpPort())
+                // HTTP/1.1 only (clients and ingresses speak it; h2c was never used): with h2c on, Vert.x
+                // makes a connection only once its first bytes arrive, so a silent one escaped the guard.
+                return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
+                    .connectionHandler(connections::connected)
+                    .requestHandler(connections.counting(router)).listen(config.httpPort())
                     .recover(e -> metricsListening.close().transform(x -> Future.failedFuture(e)));
               })
               .map(listening -> {
@@ -369,6 +379,7 @@ public final class Gateway extends VerticleBase {
     vertx.cancelTimer(probeTimer);
     vertx.cancelTimer(sweepTimer);
     vertx.cancelTimer(searchWatch);
+    vertx.cancelTimer(connectionSweep);
     Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
     return drained.eventually(() -> {
       // The re-embed ends after its batch in flight, while the server drains.

@@ -35,11 +35,7 @@ class ContextExpansionTest {
   }
 
   static Config withBudget(Config c, int budget) {
-    return new Config(c.httpPort(), c.pgHost(), c.pgPort(), c.pgDatabase(), c.pgUser(),
-        c.pgPassword(), c.pgPoolSize(), c.dataDir(), c.maxUploadBytes(), budget,
-        c.embeddingProvider(), c.embeddingModel(), c.embeddingBaseUrl(), c.embeddingApiKey(),
-        c.searchDefaultLimit(), c.searchMaxLimit(), c.maxQueryChars(), c.pgAppUser(), c.pgAppPassword(),
-        c.tenancy(), c.bodyTimeoutMs(), c.sseHeartbeatSeconds(), c.searchMemoryMb());
+    return dev.quarry.config.Records.with(c, "contextBudgetChars", budget);
   }
 
   static Corpus corpus(Connection c) throws Exception {

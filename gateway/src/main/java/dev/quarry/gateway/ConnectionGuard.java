@@ -1,0 +1,123 @@
+package dev.quarry.gateway;
+
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.net.impl.ConnectionBase;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Bounds what a client can hold of a server without sending requests: a connection that has no
+ * request under way for {@code idle} (one that never finished a request's head, or a kept-alive one
+ * after its last response) is closed, and past {@code max} open connections a new one is closed as it
+ * comes. Before, nothing ever closed a connection: 19,990 silent or half-sent ones, no key needed,
+ * took every file descriptor and every request of every tenant timed out (red team round 5, R5-6).
+ *
+ * <p>A request under way is never cut here, however long it is quiet: an analysis answered after
+ * minutes, an event stream between heartbeats. Its body has a deadline of its own
+ * ({@code QUARRY_BODY_TIMEOUT_MS}).
+ */
+final class ConnectionGuard {
+  private static final Logger log = LoggerFactory.getLogger(ConnectionGuard.class);
+
+  /**
+   * One connection: the response of its latest request, and since when it has had none under way
+   * (nanos; {@link #BUSY} while one is). Routes set their own close and end handlers on responses
+   * and connections (Vert.x keeps one of each), so the guard only reads state: a response's
+   * {@code ended()} and {@code closed()}, at each sweep.
+   */
+  private static final class Held {
+    volatile HttpServerResponse latest;
+    volatile long quietSince;
+
+    Held(long now) {
+      quietSince = now;
+    }
+  }
+
+  private static final long BUSY = Long.MAX_VALUE;
+
+  private final long idleNanos;
+  private final int max;
+  private final Map<HttpConnection, Held> open = new ConcurrentHashMap<>();
+  private final AtomicInteger refused = new AtomicInteger();
+
+  ConnectionGuard(Duration idle, int max) {
+    this.idleNanos = idle.toNanos();
+    this.max = max;
+  }
+
+  /** The server's connection handler: counts the connection in, or closes it past the cap. */
+  void connected(HttpConnection connection) {
+    if (open.size() >= max) {
+      int n = refused.incrementAndGet();
+      if (n == 1 || n % 1000 == 0) {
+        log.warn("{} open connections, the most QUARRY_MAX_CONNECTIONS allows: closing new ones ({} so far)",
+            open.size(), n);
+      }
+      connection.close();
+      return;
+    }
+    open.put(connection, new Held(System.nanoTime()));
+    // Counted out when it closes, whoever closes it. Not through closeHandler: Vert.x keeps one, and
+    // an upload sets its own on the request's connection.
+    if (connection instanceof ConnectionBase base) {
+      base.closeFuture().onComplete(v -> open.remove(connection));
+    }
+  }
+
+  /** {@code handler}, with each request noted as its connection's latest. */
+  Handler<HttpServerRequest> counting(Handler<HttpServerRequest> handler) {
+    return request -> {
+      Held held = open.get(request.connection());
+      if (held != null) {
+        held.latest = request.response();
+        held.quietSince = BUSY;
+      }
+      handler.handle(request);
+    };
+  }
+
+  /**
+   * Closes the connections that have had no request under way for longer than the idle limit (as
+   * far as the sweeps can tell: one that finished a response is quiet from the first sweep that sees
+   * it finished); returns how many.
+   */
+  int sweep() {
+    long now = System.nanoTime();
+    int closed = 0;
+    for (Map.Entry<HttpConnection, Held> e : open.entrySet()) {
+      Held held = e.getValue();
+      HttpServerResponse latest = held.latest;
+      boolean underWay = latest != null && !latest.ended() && !latest.closed();
+      if (underWay) {
+        held.quietSince = BUSY;
+      } else if (held.quietSince == BUSY) {
+        held.quietSince = now;
+      } else if (now - held.quietSince > idleNanos) {
+        open.remove(e.getKey());
+        e.getKey().close();
+        closed++;
+      }
+    }
+    return closed;
+  }
+
+  /** Sweeps every so often (a fraction of the idle limit); returns the timer. */
+  long sweepEvery(Vertx vertx) {
+    long period = Math.max(100, Duration.ofNanos(idleNanos).toMillis() / 4);
+    return vertx.setPeriodic(period, id -> sweep());
+  }
+
+  /** Connections open now. */
+  int open() {
+    return open.size();
+  }
+}

@@ -1,0 +1,122 @@
+package dev.quarry.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.quarry.api.TestGateway;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Connections that send no request are closed, and there is a cap on how many are open (red team
+ * round 5, R5-6: 19,990 silent connections, no key needed, took every file descriptor).
+ */
+@DisplayName("Connections without a request under way are closed; open connections are capped")
+class ConnectionGuardTest {
+
+  private static Socket connect(TestGateway gateway) throws IOException {
+    Socket s = new Socket("localhost", gateway.port());
+    s.setSoTimeout(15_000);
+    return s;
+  }
+
+  /** Reads until the server closes the connection; the bytes it sent before. */
+  private static String readToClose(Socket s) throws IOException {
+    InputStream in = s.getInputStream();
+    StringBuilder out = new StringBuilder();
+    byte[] buf = new byte[8192];
+    for (int n; (n = in.read(buf)) >= 0; ) {
+      out.append(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+    }
+    return out.toString();
+  }
+
+  @Test
+  @DisplayName("a silent connection, one with half a request head, and a kept-alive one after its response"
+      + " are closed once idle (QUARRY_HTTP_IDLE_SECONDS)")
+  void idleConnectionsClose() throws Exception {
+    try (TestGateway gateway = TestGateway.start(c -> c.withHttpIdleSeconds(1))) {
+      try (Socket silent = connect(gateway); Socket half = connect(gateway); Socket kept = connect(gateway)) {
+        half.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n".getBytes(StandardCharsets.US_ASCII));
+        kept.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        long t0 = System.nanoTime();
+        assertThat(readToClose(silent)).isEmpty();
+        assertThat(readToClose(half)).isEmpty();
+        assertThat(readToClose(kept)).startsWith("HTTP/1.1 200").contains("alive");
+        assertThat((System.nanoTime() - t0) / 1e9).as("closed within seconds, not the socket's 15 s timeout")
+            .isLessThan(10);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a request under way is not cut for being quiet: an upload whose body pauses longer than"
+      + " the idle limit is answered")
+  void quietRequestIsNotCut() throws Exception {
+    try (TestGateway gateway = TestGateway.start(c -> c.withHttpIdleSeconds(1))) {
+      String body = new JsonObject().put("uri", "slow.md").put("content_type", "text/markdown")
+          .put("content", "# Slow\n\nA document sent in two halves.\n").encode();
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      try (Socket s = connect(gateway)) {
+        OutputStream out = s.getOutputStream();
+        out.write(("POST /v1/documents HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + gateway.apiKey()
+            + "\r\nContent-Type: application/json\r\nContent-Length: " + bytes.length + "\r\nConnection: close\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
+        out.write(bytes, 0, bytes.length / 2);
+        out.flush();
+        // The scenario itself: the body pauses for three idle limits.
+        Thread.sleep(3_000);
+        out.write(bytes, bytes.length / 2, bytes.length - bytes.length / 2);
+        out.flush();
+        assertThat(readToClose(s)).startsWith("HTTP/1.1 201");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("past QUARRY_MAX_CONNECTIONS a new connection is closed at once; once others close, new"
+      + " ones are served again")
+  void capped() throws Exception {
+    try (TestGateway gateway = TestGateway.start(c -> c.withMaxConnections(4))) {
+      List<Socket> held = new ArrayList<>();
+      int closedAtOnce = 0;
+      try {
+        for (int i = 0; i < 10; i++) {
+          Socket s = connect(gateway);
+          s.setSoTimeout(1_500);
+          held.add(s);
+          try {
+            if (s.getInputStream().read() < 0) {
+              closedAtOnce++;
+            }
+          } catch (SocketTimeoutException stillOpen) {
+            // held open by the gateway: under the cap
+          }
+        }
+        assertThat(closedAtOnce).as("of 10 connections beside the test's own clients, past a cap of 4")
+            .isGreaterThanOrEqualTo(6);
+      } finally {
+        for (Socket s : held) {
+          s.close();
+        }
+      }
+      dev.quarry.support.Await.until(() -> {
+        try (Socket s = connect(gateway)) {
+          s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+              .getBytes(StandardCharsets.US_ASCII));
+          return readToClose(s).startsWith("HTTP/1.1 200");
+        } catch (IOException e) {
+          return false;
+        }
+      }, java.time.Duration.ofSeconds(20), "a new connection to be served once the others closed");
+    }
+  }
+}
