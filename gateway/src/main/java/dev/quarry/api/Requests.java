@@ -201,7 +201,12 @@ final class Requests {
     return ids;
   }
 
-  /** The JSON form of an ingest: {title, uri, content, content_type}. */
+  /**
+   * The JSON form of an ingest: {title, uri, content, content_type}. Without a {@code uri} the
+   * document's is made from its content ({@code content:sha256:} and 16 hex digits of the hash of its
+   * bytes): the uri is a document's identity (sending one again replaces it), and the title, or one
+   * fixed name, made every document sent without a uri replace the one before (red team round 5, R5-9).
+   */
   static IngestRequest ingest(JsonObject body) {
     String content = optionalString(body, "content");
     if (content == null) {
@@ -211,8 +216,18 @@ final class Requests {
     String uri = optionalString(body, "uri");
     String contentType = optionalString(body, "content_type");
     String fileName = uri != null ? uri : title != null ? title : "content";
-    return new IngestRequest(fileName, uri != null ? uri : fileName, title, contentType,
-        withoutLoneSurrogates(content).getBytes(StandardCharsets.UTF_8));
+    byte[] bytes = withoutLoneSurrogates(content).getBytes(StandardCharsets.UTF_8);
+    return new IngestRequest(fileName, uri != null ? uri : contentUri(bytes), title, contentType, bytes);
+  }
+
+  /** The uri of a document sent without one: its content's, so only the same bytes share it. */
+  static String contentUri(byte[] bytes) {
+    try {
+      byte[] hash = java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
+      return "content:sha256:" + java.util.HexFormat.of().formatHex(hash, 0, 8);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 
   /**

@@ -122,6 +122,29 @@ class ApiRoutesTest {
   }
 
   @Test
+  @DisplayName("JSON documents without a uri never replace one another, even with one title: each gets"
+      + " its content's uri; the same content again is unchanged")
+  void jsonWithoutUri() {
+    JsonObject first = new JsonObject().put("title", "Harbour notes").put("content", markdown("Ness quay"))
+        .put("content_type", "text/markdown");
+    JsonObject second = first.copy().put("content", markdown("Skerry slip"));
+    HttpResponse<Buffer> a = gateway.client().post("/v1/documents").sendJsonObject(first).await();
+    HttpResponse<Buffer> b = gateway.client().post("/v1/documents").sendJsonObject(second).await();
+    assertThat(a.statusCode()).as(a.bodyAsString()).isEqualTo(201);
+    assertThat(b.statusCode()).as(b.bodyAsString()).isEqualTo(201);
+    assertThat(b.bodyAsJsonObject().getString("status")).isEqualTo("created");
+    assertThat(b.bodyAsJsonObject().getString("id")).isNotEqualTo(a.bodyAsJsonObject().getString("id"));
+    for (HttpResponse<Buffer> r : java.util.List.of(a, b)) {
+      JsonObject doc = get("/v1/documents/" + r.bodyAsJsonObject().getString("id")).bodyAsJsonObject();
+      assertThat(doc.getString("uri")).matches("content:sha256:[0-9a-f]{16}");
+      assertThat(doc.getString("title")).isEqualTo("Harbour notes");
+    }
+    HttpResponse<Buffer> again = gateway.client().post("/v1/documents").sendJsonObject(first).await();
+    assertThat(again.bodyAsJsonObject().getString("status")).isEqualTo("unchanged");
+    assertThat(again.bodyAsJsonObject().getString("id")).isEqualTo(a.bodyAsJsonObject().getString("id"));
+  }
+
+  @Test
   @DisplayName("a JSON body {title, uri, content, content_type} is ingested like a file")
   void jsonIngest() {
     JsonObject body = new JsonObject()
