@@ -13,7 +13,7 @@ for d in "$var/data-$tag" "$var/run-$tag"; do mountpoint -q "$d" || mount -t tmp
 PGPASSWORD=quarry psql -h 127.0.0.1 -U quarry -d postgres -Atc "select 1 from pg_database where datname='quarry_redteam5'" | grep -q 1 \
   || PGPASSWORD=quarry psql -h 127.0.0.1 -U quarry -d postgres -c "CREATE DATABASE quarry_redteam5"
 export QUARRY_ADMIN_TOKEN="${QUARRY_ADMIN_TOKEN:-$(cat "$var/admin_token" 2>/dev/null || (head -c 24 /dev/urandom | base64 | tr -d '/+=' | tee "$var/admin_token"))}"
-export QUARRY_PG_DATABASE=quarry_redteam5 QUARRY_HTTP_PORT="$port"
+export QUARRY_PG_DATABASE=quarry_redteam5 QUARRY_HTTP_PORT="$port" QUARRY_METRICS_PORT=$((port + 1000))
 export QUARRY_DATA_DIR="$var/data-$tag" QUARRY_SANDBOX_RUN_DIR="$var/run-$tag" QUARRY_SANDBOX_MOUNT_PRIVACY=require
 export QUARRY_LOG_FORMAT=text
 for kv in ${RT_ENV:-}; do export "$kv"; done
