@@ -65,24 +65,29 @@ final class GatewayLease {
       try {
         Files.createDirectories(runRoot);
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        long deadline = System.nanoTime() + wait.toNanos();
-        FileLock lock;
-        while ((lock = channel.tryLock()) == null) {
-          if (System.nanoTime() > deadline) {
-            channel.close();
-            throw new IllegalStateException("QUARRY_GATEWAY_ID=" + gatewayId + " is in use: " + file
-                + " is locked by another live gateway");
+        try {
+          long deadline = System.nanoTime() + wait.toNanos();
+          FileLock lock;
+          while ((lock = channel.tryLock()) == null) {
+            if (System.nanoTime() > deadline) {
+              throw new IllegalStateException("QUARRY_GATEWAY_ID=" + gatewayId + " is in use: " + file
+                  + " is locked by another live gateway");
+            }
+            TimeUnit.MILLISECONDS.sleep(100);
           }
-          TimeUnit.MILLISECONDS.sleep(100);
+          // Touched through the locked channel itself: a POSIX lock is lost when the process closes any
+          // descriptor of the file, which Files.setLastModifiedTime (futimens) would do.
+          channel.truncate(0);
+          channel.write(ByteBuffer.wrap(("gateway " + gatewayId + ", pid " + ProcessHandle.current().pid() + "\n")
+              .getBytes(StandardCharsets.UTF_8)), 0);
+          GatewayLease lease = new GatewayLease(file, channel, lock);
+          HELD.put(file, lease);
+          LOG.info("holding the gateway's lease {}", file);
+          return lease;
+        } catch (IOException | RuntimeException | InterruptedException e) {
+          channel.close();
+          throw e;
         }
-        // Touched through the locked channel itself: a POSIX lock is lost when the process closes any
-        // descriptor of the file, which Files.setLastModifiedTime (futimens) would do.
-        channel.truncate(0);
-        channel.write(ByteBuffer.wrap(("gateway " + gatewayId + ", pid " + ProcessHandle.current().pid() + "\n")
-            .getBytes(StandardCharsets.UTF_8)), 0);
-        GatewayLease lease = new GatewayLease(file, channel, lock);
-        HELD.put(file, lease);
-        return lease;
       } catch (IOException e) {
         throw new ContainerException(ContainerException.Reason.HOST_IO, "cannot take the gateway's lease " + file, e);
       } catch (InterruptedException e) {

@@ -209,37 +209,60 @@ public final class Reaper {
         continue;
       }
       int[] count = {0};
-      boolean gone = GatewayLease.ifGone(leaseFile, leaseGrace, () -> {
-        List<Container> found = docker.listContainersCmd().withShowAll(true).withLabelFilter(
-            Map.of(ContainerLauncher.LABEL_SANDBOX, "1", ContainerLauncher.LABEL_GATEWAY, gatewayId)).exec();
-        for (Container c : found) {
-          try {
-            launcher.removeContainer(c.getId());
-            count[0]++;
-          } catch (ContainerException e) {
-            LOG.warn("could not remove sandbox container {} of gone gateway {}: {}", c.getId(), gatewayId,
-                e.getMessage());
-          }
-        }
-        Path gatewayDir = settings.runRoot().resolve(gatewayId);
-        for (Path runDir : children(gatewayDir)) {
-          try {
-            ContainerLauncher.deleteRunDir(runDir);
-          } catch (ContainerException e) {
-            LOG.warn("could not remove run directory {} of gone gateway {}: {}", runDir, gatewayId, e.getMessage());
-          }
-        }
-        try {
-          Files.deleteIfExists(gatewayDir);
-        } catch (IOException e) {
-          LOG.warn("could not remove {}: {}", gatewayDir, e.getMessage());
-        }
-      });
+      boolean gone;
+      try {
+        gone = GatewayLease.ifGone(leaseFile, leaseGrace, () -> count[0] = removeGateway(gatewayId));
+      } catch (RuntimeException e) {
+        // Something could not be removed: the lease stays, and the next pass tries again.
+        LOG.warn("could not reap the sandboxes of gone gateway {}: {}", gatewayId, e.getMessage());
+        continue;
+      }
       if (gone) {
         LOG.info("gateway {} is gone (its lease is free): removed {} of its sandbox container(s) and its run"
             + " directories", gatewayId, count[0]);
         removed += count[0];
       }
+    }
+    return removed;
+  }
+
+  /**
+   * Every container and run directory of a gateway that is gone (its lease held by this pass);
+   * fails, after trying them all, when one of them could not be removed.
+   */
+  private int removeGateway(String gatewayId) {
+    List<Container> found;
+    try {
+      found = docker.listContainersCmd().withShowAll(true).withLabelFilter(
+          Map.of(ContainerLauncher.LABEL_SANDBOX, "1", ContainerLauncher.LABEL_GATEWAY, gatewayId)).exec();
+    } catch (RuntimeException e) {
+      throw ContainerLauncher.map("list the sandbox containers of gateway " + gatewayId, e);
+    }
+    int removed = 0;
+    ContainerException failed = null;
+    for (Container c : found) {
+      try {
+        launcher.removeContainer(c.getId());
+        removed++;
+      } catch (ContainerException e) {
+        failed = e;
+      }
+    }
+    Path gatewayDir = settings.runRoot().resolve(gatewayId);
+    for (Path runDir : children(gatewayDir)) {
+      try {
+        ContainerLauncher.deleteRunDir(runDir);
+      } catch (ContainerException e) {
+        failed = e;
+      }
+    }
+    if (failed != null) {
+      throw failed;
+    }
+    try {
+      Files.deleteIfExists(gatewayDir);
+    } catch (IOException e) {
+      LOG.warn("could not remove {}: {}", gatewayDir, e.getMessage());
     }
     return removed;
   }
