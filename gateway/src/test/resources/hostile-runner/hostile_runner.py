@@ -10,6 +10,7 @@ cell's first line is a directive, not Python:
   #forge N OUT           ignores every size limit: OUT characters of output (one chunk), then an
                          error result whose type, message, traceback and value are N characters each
                          and whose duration is a day
+  #echo TEXT             prints TEXT as it is (one chunk), whatever its size
   #bigcall N KIND        one KIND (llm or search) callback whose argument is N characters; prints
                          KIND=<error type or ok>: <message>
 Tests build it into an image of its own (HostileRunner); it never ships.
@@ -141,6 +142,9 @@ class Hostile:
             return self.send(result=pb.CellResult(
                 cell_id=cell, status=pb.CELL_STATUS_ERROR, error_type="T" * n, error_message="m" * n,
                 traceback="t" * n, value_repr="v" * n, duration_ms=86_400_000))
+        if directive == "#echo":
+            self.output(cell, request.code.split("\n", 1)[0][len("#echo "):])
+            return self.result(cell, pb.CELL_STATUS_OK, started)
         if directive == "#bigcall":
             n, kind = int(words[1]), words[2]
             call = self.call(cell, pb.CALLBACK_KIND_LLM if kind == "llm" else pb.CALLBACK_KIND_SEARCH,

@@ -276,21 +276,30 @@ final class GrpcSandboxSession implements SandboxSession {
     return s == null || s.isEmpty() ? dflt : s;
   }
 
+  /*
+   * Sizes are counted as the runner counts them (Python's len: code points, not UTF-16 units), so
+   * that text the runner kept within a limit is never cut again here.
+   */
+
   /** {@code s} cut to {@code max} characters as the runner clips errors, unless the runner already did. */
   static String clip(String s, int max) {
     if (s.length() <= max + CLIP_SUFFIX_ROOM) {
+      return s; // fewer units, so surely fewer characters
+    }
+    int chars = s.codePointCount(0, s.length());
+    if (chars <= max + CLIP_SUFFIX_ROOM) {
       return s;
     }
-    String kept = cut(s, max);
-    return kept + "... [" + (s.length() - kept.length()) + " more characters]";
+    return cut(s, max) + "... [" + (chars - max) + " more characters]";
   }
 
-  /** The first {@code n} characters of {@code s}, one fewer rather than half a surrogate pair. */
+  /** The first {@code n} characters (code points) of {@code s}. */
   static String cut(String s, int n) {
     if (s.length() <= n) {
       return s;
     }
-    return n > 0 && Character.isHighSurrogate(s.charAt(n - 1)) ? s.substring(0, n - 1) : s.substring(0, n);
+    int chars = s.codePointCount(0, s.length());
+    return chars <= n ? s : s.substring(0, s.offsetByCodePoints(0, n));
   }
 
   /** The line the runner adds where it cuts output ({@code OutputCapture.marker}); the gateway adds the same. */
@@ -639,16 +648,17 @@ final class GrpcSandboxSession implements SandboxSession {
       }
       String marker = truncationMarker(options.maxOutputChars());
       long room = Math.max(0, options.maxOutputChars() + marker.length() - chars);
-      if (text.length() <= room) {
-        chars += text.length();
+      long length = text.codePointCount(0, text.length());
+      if (length <= room) {
+        chars += length;
         return text;
       }
       // A runner that kept the limit would have cut at the limit itself: so does the gateway.
       gatewayCut = true;
       truncated = true;
-      String kept = cut(text, (int) Math.max(0, options.maxOutputChars() - chars));
-      chars += kept.length();
-      return kept + marker;
+      int keep = (int) Math.max(0, options.maxOutputChars() - chars);
+      chars += keep;
+      return cut(text, keep) + marker;
     }
 
     synchronized boolean truncated() {

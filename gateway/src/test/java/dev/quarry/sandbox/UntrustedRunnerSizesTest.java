@@ -116,6 +116,19 @@ class UntrustedRunnerSizesTest {
   }
 
   @Test
+  @DisplayName("the limits count characters as the runner does (code points): text the runner kept is never cut again")
+  void countsCharactersAsTheRunner() throws Exception {
+    StringBuilder heard = new StringBuilder();
+    // 100 characters outside the BMP (200 UTF-16 units), as a runner that keeps the limit may send them.
+    CellOutcome out = run("#echo " + "\uD83D\uDE00".repeat(100), 100, new Recording(), heard);
+    assertThat(out.stdout()).isEqualTo("\uD83D\uDE00".repeat(100));
+    assertThat(out.truncated()).isFalse();
+    CellOutcome over = run("#echo " + "\uD83D\uDE00".repeat(101 + MARKER_100.length()), 100, new Recording(), heard);
+    assertThat(over.stdout()).isEqualTo("\uD83D\uDE00".repeat(100) + MARKER_100);
+    assertThat(over.truncated()).isTrue();
+  }
+
+  @Test
   @DisplayName("llm() and search() arguments over the runner's limit are refused before they reach the callbacks")
   void oversizedCallbackArguments() throws Exception {
     Recording callbacks = new Recording();
