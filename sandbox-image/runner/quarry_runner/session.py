@@ -3,9 +3,15 @@
 Threads: grpc drains the outbox on its own thread; a reader thread receives the gateway's messages,
 queues cells, hands callback replies to the waiting cell and forwards cancels; the main thread
 runs the cells (signals, and so time limits, only work there).
+
+The runner never outlives its stream: once it ends (the gateway closed it, or died), the process
+exits, whatever a cell is doing (R5-5: a cell that swallowed its interrupts in a loop kept a dead
+gateway's container at full CPU for good).
 """
+import faulthandler
 import itertools
 import json
+import os
 import queue
 import sys
 import threading
@@ -13,7 +19,7 @@ import time
 
 from quarry.sandbox.v1 import sandbox_pb2 as pb
 
-from .executor import CALLBACK_ERROR_TYPES, Executor
+from .executor import CALLBACK_ERROR_TYPES, DEFAULT_WALL_TIME_MS, Executor
 
 RUNNER_VERSION = "1"
 # Generous, but bounded: the runner itself refuses callback arguments over 1 MB.
@@ -32,6 +38,21 @@ _STATUSES = {
     "cancelled": pb.CELL_STATUS_CANCELLED,
 }
 _END = object()
+# Once the stream has ended, how long the main loop gets to end by itself (it does at once between
+# cells) before the reader thread ends the process.
+STREAM_END_GRACE_SECONDS = 1.0
+# A cell stuck in C code (a regular expression) holds the GIL, so no Python thread could end the
+# process for it: faulthandler's watchdog, a C thread, does, this long past the cell's wall time.
+# Later than the gateway's own kill (wall time + 3 s), so it only ever acts when the gateway is gone.
+HARD_EXIT_PAST_WALL_SECONDS = 10
+
+
+def _exit_now(code):
+    """Ends the process at once, whatever its threads are doing (no clean-up: nothing is left to say)."""
+    try:
+        sys.__stderr__.flush()
+    finally:
+        os._exit(code)
 
 
 class ProtocolError(Exception):
@@ -41,8 +62,10 @@ class ProtocolError(Exception):
 class Session:
     """Serves one stream: Ready first, then one CellResult per ExecuteRequest, until the stream ends."""
 
-    def __init__(self, stub, documents_root, started_at):
+    def __init__(self, stub, documents_root, started_at, exit_process=_exit_now):
         self._stub = stub
+        self._exit_process = exit_process
+        self._finished = threading.Event()
         self._outbox = queue.Queue()
         self._cells = queue.Queue()
         self._pending = {}  # call_id -> the executor's reply function for that callback
@@ -64,6 +87,7 @@ class Session:
         finally:
             self._outbox.put(_END)
             self._executor.close()
+            self._finished.set()
 
     # --- gateway -> runner ---
     def _read(self, responses):
@@ -85,6 +109,12 @@ class Session:
             print(f"quarry-runner: stream ended: {e!r}", file=sys.__stderr__)
         finally:
             self._cells.put(_END)
+            # Nobody can hear this sandbox any more: a cell still running (one that swallows its
+            # interrupts never ends) must not keep the container, and its CPU, for good.
+            if not self._finished.wait(STREAM_END_GRACE_SECONDS):
+                print("quarry-runner: the gateway's stream ended while a cell ran; exiting",
+                      file=sys.__stderr__)
+                self._exit_process(1)
 
     def _resolve(self, reply):
         deliver = self._pending.pop(reply.call_id, None)
@@ -102,6 +132,9 @@ class Session:
     # --- runner -> gateway ---
     def _execute(self, request):
         self._cell_id = request.cell_id
+        wall_seconds = (request.limits.wall_time_ms or DEFAULT_WALL_TIME_MS) / 1000
+        faulthandler.dump_traceback_later(wall_seconds + HARD_EXIT_PAST_WALL_SECONDS, exit=True,
+                                          file=sys.__stderr__)
         try:
             outcome = self._executor.run_cell(
                 request.code, self._output,
@@ -109,6 +142,7 @@ class Session:
                 max_output_chars=request.limits.max_output_chars,
                 preload_document_ids=list(request.preload_document_ids))
         finally:
+            faulthandler.cancel_dump_traceback_later()
             self._cell_id = None
         self._send(result=pb.CellResult(
             cell_id=request.cell_id, status=_STATUSES[outcome.status], error_type=outcome.error_type,

@@ -89,7 +89,7 @@ class SessionOverUnixSocket(unittest.TestCase):
         self.server.stop(grace=None)
         shutil.rmtree(self.dir)
 
-    def run_session(self, script):
+    def run_session(self, script, **session_options):
         """Runs the runner's Session on this (main) thread while `script` plays the gateway."""
         failures = []
 
@@ -102,7 +102,8 @@ class SessionOverUnixSocket(unittest.TestCase):
                 self.gateway.outgoing.put(None)  # close the stream: the session ends
         threading.Thread(target=play, daemon=True).start()
         with grpc.insecure_channel(f"unix://{self.socket}") as channel:
-            Session(sandbox_pb2_grpc.SandboxStub(channel), str(self.documents), time.monotonic()).run()
+            Session(sandbox_pb2_grpc.SandboxStub(channel), str(self.documents), time.monotonic(),
+                    **session_options).run()
         if failures:
             raise failures[0]
 
@@ -178,6 +179,83 @@ class SessionOverUnixSocket(unittest.TestCase):
         self.assertIn("line 1: import of 'os'", seen["rejected"].error_message)
         self.assertTrue(seen["truncated"].truncated)
         self.assertTrue(seen["chunk"].text.startswith("x" * 10 + "\n[output truncated"))
+
+    def test_the_runner_exits_when_the_stream_ends_under_a_cell_that_swallows_its_interrupts(self):
+        # R5-5: a gateway that dies leaves a cell like this one running for good unless the runner
+        # itself ends. Here the exit is recorded instead of made, and then releases the cell (a file
+        # it polls) so that the test's own thread comes back.
+        exits = []
+        stop = self.documents / "stop"
+
+        def exit_process(code):
+            exits.append((code, threading.current_thread().name))
+            stop.write_text("")
+
+        def script(gw):
+            gw.next("ready")
+            gw.outgoing.put(self.execute("c1", (
+                "from pathlib import Path\n"
+                "await list_documents()\n"
+                "done = False\n"
+                "while not done:\n"
+                "    try:\n"
+                "        while not Path('/documents/stop').exists():\n"
+                "            pass\n"
+                "        done = True\n"
+                "    except:\n"
+                "        pass\n"), wall_time_ms=60_000))
+            call = gw.next("callback")
+            gw.outgoing.put(pb.GatewayMessage(callback_reply=pb.CallbackReply(call_id=call.call_id, result_json="[]")))
+            # then the stream ends (run_session closes it), with the cell spinning
+
+        started = time.monotonic()
+        self.run_session(script, exit_process=exit_process)
+        self.assertEqual(exits, [(1, "gateway-reader")])
+        self.assertLess(time.monotonic() - started, WAIT_SECONDS)
+
+    def test_a_stream_that_ends_between_cells_ends_the_session_without_a_hard_exit(self):
+        exits = []
+
+        def script(gw):
+            gw.next("ready")
+            gw.outgoing.put(self.execute("c1", "1 + 1"))
+            gw.next("result")
+
+        self.run_session(script, exit_process=exits.append)
+        self.assertEqual(exits, [])
+
+
+class HardExitBackstop(unittest.TestCase):
+    """A cell stuck in C code holds the GIL: neither its timer nor the reader thread can act, so
+    faulthandler's watchdog (a C thread) ends the process past the cell's wall time. Here in a child
+    process whose 'cell' is one minute of big-integer arithmetic in a single C call."""
+
+    CHILD = """
+import sys, time
+sys.path[:0] = {paths!r}
+from quarry.sandbox.v1 import sandbox_pb2 as pb
+from quarry_runner import session
+session.HARD_EXIT_PAST_WALL_SECONDS = 0.5
+s = session.Session(None, {documents!r}, time.monotonic())
+s._executor.run_cell = lambda *a, **k: 7 ** (3 * 10 ** 7)
+s._execute(pb.ExecuteRequest(cell_id="c1", code="", limits=pb.CellLimits(wall_time_ms=100)))
+sys.exit(0)
+"""
+
+    def test_a_cell_stuck_in_c_ends_the_process_past_its_wall_time(self):
+        import subprocess
+        import sys
+        documents = tempfile.mkdtemp(prefix="quarry-docs-")
+        try:
+            child = self.CHILD.format(paths=list(sys.path), documents=documents)
+            started = time.monotonic()
+            done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=WAIT_SECONDS)
+            elapsed = time.monotonic() - started
+        finally:
+            shutil.rmtree(documents)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("Timeout", done.stderr)  # faulthandler's "Timeout (0:00:00)!" and the stuck thread's stack
+        self.assertLess(elapsed, 10)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,12 @@ cell's first line is a directive, not Python:
                          prints ok=.. LimitExceeded=.. other=.. when every reply is in
   #hold                  holds the sandbox, doing nothing, until cancelled or its wall time is up
   #stall N LIMIT         N search(limit=LIMIT) calls at once, then never reads the stream again
+  #forge N OUT           ignores every size limit: OUT characters of output (one chunk), then an
+                         error result whose type, message, traceback and value are N characters each
+                         and whose duration is a day
+  #echo TEXT             prints TEXT as it is (one chunk), whatever its size
+  #bigcall N KIND        one KIND (llm or search) callback whose argument is N characters; prints
+                         KIND=<error type or ok>: <message>
 Tests build it into an image of its own (HostileRunner); it never ships.
 """
 import collections
@@ -129,6 +135,29 @@ class Hostile:
                 if cell in self.cancelled:
                     return self.result(cell, pb.CELL_STATUS_CANCELLED, started, "Cancelled", "cancelled")
             return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "held until the wall time")
+        if directive == "#forge":
+            n, out = int(words[1]), int(words[2])
+            if out:
+                self.output(cell, "o" * out)
+            return self.send(result=pb.CellResult(
+                cell_id=cell, status=pb.CELL_STATUS_ERROR, error_type="T" * n, error_message="m" * n,
+                traceback="t" * n, value_repr="v" * n, duration_ms=86_400_000))
+        if directive == "#echo":
+            self.output(cell, request.code.split("\n", 1)[0][len("#echo "):])
+            return self.result(cell, pb.CELL_STATUS_OK, started)
+        if directive == "#bigcall":
+            n, kind = int(words[1]), words[2]
+            call = self.call(cell, pb.CALLBACK_KIND_LLM if kind == "llm" else pb.CALLBACK_KIND_SEARCH,
+                             {"prompt": "p" * n} if kind == "llm" else {"query": "q" * n, "limit": 3})
+            replies = self.wait([call], deadline, cell)
+            if replies is None:
+                return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "no reply in time")
+            reply = replies[0]
+            if reply.WhichOneof("outcome") == "error":
+                self.output(cell, f"{kind}={reply.error.type}: {reply.error.message}\n")
+            else:
+                self.output(cell, f"{kind}=ok: {len(reply.result_json)} characters\n")
+            return self.result(cell, pb.CELL_STATUS_OK, started)
         if directive == "#stall":
             n, limit = int(words[1]), int(words[2])
             self.reading.clear()

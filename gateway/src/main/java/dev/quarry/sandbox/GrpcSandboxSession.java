@@ -38,11 +38,26 @@ final class GrpcSandboxSession implements SandboxSession {
   static final long CANCEL_GRACE_MS = 2_000;
   /** How long a dying container gets to exit before its state is read (OOM or crash). */
   private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
-  /**
-   * The runner cuts output itself and adds a marker; the gateway's own cap only guards against a
-   * runner that ignores the limit, so it leaves room for that marker.
+  /*
+   * What arrives on the runner's stream is untrusted (code that escaped the language can speak as
+   * the runner): every size the runner keeps to is applied again here, on what arrives.
    */
-  private static final int MARKER_SLACK = 1_000;
+  /**
+   * Error messages and tracebacks: the runner clips them to this ({@code executor.MAX_ERROR_CHARS})
+   * and appends "... [N more characters]"; anything longer is clipped again the same way.
+   */
+  static final int MAX_ERROR_CHARS = 8_000;
+  /** Room for the runner's own "... [N more characters]" after a clipped error field. */
+  private static final int CLIP_SUFFIX_ROOM = 40;
+  /** An error type is a Python exception's class name. */
+  static final int MAX_ERROR_TYPE_CHARS = 100;
+  /**
+   * A callback's arguments, as JSON: the runner refuses more ({@code executor.MAX_CALLBACK_ARGUMENT_CHARS})
+   * and so does the gateway, before parsing them. This is also the bound of an {@code llm()} prompt.
+   */
+  static final int MAX_CALLBACK_ARGUMENT_CHARS = 1_000_000;
+  /** A file read's path: longer than Linux's PATH_MAX it cannot have been opened. */
+  static final int MAX_FILE_READ_PATH_CHARS = 4_096;
   /**
    * Callbacks a sandbox may have waiting for their turn before the gateway stops reading its stream
    * (HTTP/2 flow control then holds the runner's sends); reading resumes below half of it.
@@ -182,7 +197,7 @@ final class GrpcSandboxSession implements SandboxSession {
     }
     if (c != null) {
       c.end(new CellOutcome(CellOutcome.Status.CANCELLED, c.stdout(), c.stderr(), why,
-          c.truncated, c.elapsedMs()));
+          c.truncated(), c.elapsedMs()));
       vertx.cancelTimer(c.timer);
     }
     return closing;
@@ -202,7 +217,7 @@ final class GrpcSandboxSession implements SandboxSession {
       case CALLBACK -> serve(message.getCallback());
       case FILE_READ -> {
         Cell c = current(message.getFileRead().getCellId());
-        if (c != null) {
+        if (c != null && message.getFileRead().getPath().length() <= MAX_FILE_READ_PATH_CHARS) {
           c.notify(() -> c.listener.fileRead(message.getFileRead().getPath()));
         }
       }
@@ -227,8 +242,7 @@ final class GrpcSandboxSession implements SandboxSession {
     vertx.cancelTimer(c.timer);
     vertx.cancelTimer(c.cancelTimer);
     if (!r.getValueRepr().isEmpty()) {
-      String shown = c.stdoutEndsLine() ? r.getValueRepr() : "\n" + r.getValueRepr();
-      c.appendUnlimited(shown);
+      c.value(r.getValueRepr());
     }
     CellOutcome.Status status = switch (r.getStatus()) {
       case CELL_STATUS_OK -> CellOutcome.Status.OK;
@@ -239,24 +253,58 @@ final class GrpcSandboxSession implements SandboxSession {
     };
     CellError error = switch (r.getStatus()) {
       case CELL_STATUS_OK -> null;
-      case CELL_STATUS_ERROR -> new CellError(nonEmpty(r.getErrorType(), "RuntimeError"), r.getErrorMessage(),
-          r.getTraceback());
-      case CELL_STATUS_TIMEOUT -> new CellError(CellError.TIMEOUT, nonEmpty(r.getErrorMessage(),
-          "the cell exceeded its wall time of " + c.options.wallTimeMs() + " ms"), r.getTraceback());
-      case CELL_STATUS_CANCELLED -> new CellError(CellError.CANCELLED, nonEmpty(r.getErrorMessage(),
-          "the cell was cancelled"), r.getTraceback());
+      case CELL_STATUS_ERROR -> new CellError(clip(nonEmpty(r.getErrorType(), "RuntimeError"), MAX_ERROR_TYPE_CHARS),
+          clip(r.getErrorMessage(), MAX_ERROR_CHARS), clip(r.getTraceback(), MAX_ERROR_CHARS));
+      case CELL_STATUS_TIMEOUT -> new CellError(CellError.TIMEOUT, clip(nonEmpty(r.getErrorMessage(),
+          "the cell exceeded its wall time of " + c.options.wallTimeMs() + " ms"), MAX_ERROR_CHARS),
+          clip(r.getTraceback(), MAX_ERROR_CHARS));
+      case CELL_STATUS_CANCELLED -> new CellError(CellError.CANCELLED, clip(nonEmpty(r.getErrorMessage(),
+          "the cell was cancelled"), MAX_ERROR_CHARS), clip(r.getTraceback(), MAX_ERROR_CHARS));
       default -> new CellError(CellError.SANDBOX_CRASHED, "the runner reported an unknown cell status", "");
     };
     if (error != null && status != CellOutcome.Status.ERROR && status != CellOutcome.Status.TIMEOUT
         && status != CellOutcome.Status.CANCELLED) {
       status = CellOutcome.Status.KILLED;
     }
-    c.end(new CellOutcome(status, c.stdout(), c.stderr(), error, r.getTruncated() || c.truncated,
-        r.getDurationMs()));
+    // The runner's figure, but never more than the gateway saw the cell take (nor negative).
+    long durationMs = Math.max(0, Math.min(r.getDurationMs(), c.elapsedMs()));
+    c.end(new CellOutcome(status, c.stdout(), c.stderr(), error, r.getTruncated() || c.truncated(),
+        durationMs));
   }
 
   private static String nonEmpty(String s, String dflt) {
     return s == null || s.isEmpty() ? dflt : s;
+  }
+
+  /*
+   * Sizes are counted as the runner counts them (Python's len: code points, not UTF-16 units), so
+   * that text the runner kept within a limit is never cut again here.
+   */
+
+  /** {@code s} cut to {@code max} characters as the runner clips errors, unless the runner already did. */
+  static String clip(String s, int max) {
+    if (s.length() <= max + CLIP_SUFFIX_ROOM) {
+      return s; // fewer units, so surely fewer characters
+    }
+    int chars = s.codePointCount(0, s.length());
+    if (chars <= max + CLIP_SUFFIX_ROOM) {
+      return s;
+    }
+    return cut(s, max) + "... [" + (chars - max) + " more characters]";
+  }
+
+  /** The first {@code n} characters (code points) of {@code s}. */
+  static String cut(String s, int n) {
+    if (s.length() <= n) {
+      return s;
+    }
+    int chars = s.codePointCount(0, s.length());
+    return chars <= n ? s : s.substring(0, s.offsetByCodePoints(0, n));
+  }
+
+  /** The line the runner adds where it cuts output ({@code OutputCapture.marker}); the gateway adds the same. */
+  static String truncationMarker(long limit) {
+    return "\n[output truncated: over the limit of " + limit + " characters]\n";
   }
 
   /**
@@ -300,7 +348,7 @@ final class GrpcSandboxSession implements SandboxSession {
     long started = System.nanoTime();
     Future<String> result;
     try {
-      result = call(request.getKind(), new JsonObject(request.getArgumentsJson()));
+      result = call(request.getKind(), request.getArgumentsJson());
     } catch (RuntimeException e) {
       result = Future.failedFuture(e);
     }
@@ -373,7 +421,13 @@ final class GrpcSandboxSession implements SandboxSession {
     }
   }
 
-  private Future<String> call(CallbackKind kind, JsonObject args) {
+  private Future<String> call(CallbackKind kind, String argumentsJson) {
+    // Checked before parsing: the runner refuses larger arguments itself, so only escaped code sends them.
+    if (argumentsJson.length() > MAX_CALLBACK_ARGUMENT_CHARS) {
+      throw CallbackFailure.valueError(callbackName(kind) + "(): arguments of " + argumentsJson.length()
+          + " characters are over the " + MAX_CALLBACK_ARGUMENT_CHARS + " limit");
+    }
+    JsonObject args = new JsonObject(argumentsJson);
     return switch (kind) {
       case CALLBACK_KIND_SEARCH -> {
         Object query = args.getValue("query");
@@ -437,7 +491,7 @@ final class GrpcSandboxSession implements SandboxSession {
     }
     vertx.cancelTimer(c.timer);
     vertx.cancelTimer(c.cancelTimer);
-    c.end(new CellOutcome(status, c.stdout(), c.stderr(), new CellError(type, message, ""), c.truncated,
+    c.end(new CellOutcome(status, c.stdout(), c.stderr(), new CellError(type, message, ""), c.truncated(),
         c.elapsedMs()));
     if (status == CellOutcome.Status.TIMEOUT) {
       metrics.sandboxKilled("timeout");
@@ -479,7 +533,7 @@ final class GrpcSandboxSession implements SandboxSession {
           }
           vertx.cancelTimer(c.timer);
           vertx.cancelTimer(c.cancelTimer);
-          c.end(new CellOutcome(CellOutcome.Status.KILLED, c.stdout(), c.stderr(), error, c.truncated,
+          c.end(new CellOutcome(CellOutcome.Status.KILLED, c.stdout(), c.stderr(), error, c.truncated(),
               c.elapsedMs()));
         })
         .onComplete(ar -> removeSandbox());
@@ -544,7 +598,9 @@ final class GrpcSandboxSession implements SandboxSession {
     private final StringBuilder stdout = new StringBuilder();
     private final StringBuilder stderr = new StringBuilder();
     private long chars;
-    boolean truncated;
+    private boolean truncated;
+    /** The gateway cut this cell's output (the runner did not keep its limit): nothing more is kept. */
+    private boolean gatewayCut;
     long timer = -1;
     long cancelTimer = -1;
 
@@ -555,15 +611,15 @@ final class GrpcSandboxSession implements SandboxSession {
       this.listener = listener;
     }
 
+    /**
+     * Printed output, within the cell's budget: {@code maxOutputChars} plus the runner's own marker,
+     * which is all a runner that keeps the limit sends. Past it the text is cut, the same marker
+     * added (once) and the rest dropped, as the runner would have done.
+     */
     void output(CellListener.Stream channel, String text) {
       String kept;
       synchronized (this) {
-        long room = Math.max(0, options.maxOutputChars() + MARKER_SLACK - chars);
-        kept = text.length() <= room ? text : text.substring(0, (int) room);
-        if (kept.length() < text.length()) {
-          truncated = true;
-        }
-        chars += kept.length();
+        kept = take(text);
         (channel == CellListener.Stream.STDERR ? stderr : stdout).append(kept);
       }
       if (!kept.isEmpty()) {
@@ -571,16 +627,42 @@ final class GrpcSandboxSession implements SandboxSession {
       }
     }
 
-    /** The REPL value: already cut to the output budget by the runner. */
-    void appendUnlimited(String text) {
+    /** The REPL value, shown after the output on a line of its own, within the same budget. */
+    void value(String repr) {
+      String shown;
       synchronized (this) {
-        stdout.append(text);
+        String kept = take(repr);
+        if (kept.isEmpty()) {
+          return;
+        }
+        shown = stdout.isEmpty() || stdout.charAt(stdout.length() - 1) == '\n' ? kept : "\n" + kept;
+        stdout.append(shown);
       }
-      notify(() -> listener.output(CellListener.Stream.STDOUT, text));
+      notify(() -> listener.output(CellListener.Stream.STDOUT, shown));
     }
 
-    synchronized boolean stdoutEndsLine() {
-      return stdout.isEmpty() || stdout.charAt(stdout.length() - 1) == '\n';
+    /** What of {@code text} fits what is left of the budget, with the marker when it is cut. */
+    private String take(String text) {
+      if (gatewayCut) {
+        return "";
+      }
+      String marker = truncationMarker(options.maxOutputChars());
+      long room = Math.max(0, options.maxOutputChars() + marker.length() - chars);
+      long length = text.codePointCount(0, text.length());
+      if (length <= room) {
+        chars += length;
+        return text;
+      }
+      // A runner that kept the limit would have cut at the limit itself: so does the gateway.
+      gatewayCut = true;
+      truncated = true;
+      int keep = (int) Math.max(0, options.maxOutputChars() - chars);
+      chars += keep;
+      return cut(text, keep) + marker;
+    }
+
+    synchronized boolean truncated() {
+      return truncated;
     }
 
     synchronized String stdout() {

@@ -442,6 +442,8 @@ public final class SandboxService {
     all.add(pool.close().otherwiseEmpty());
     Promise<Void> done = Promise.promise();
     Future.join(all).onComplete(ar -> {
+      // Every sandbox is gone: the lease that tells other gateways this one lives goes too.
+      reaper.close();
       try {
         docker.close();
       } catch (Exception e) {

@@ -102,13 +102,139 @@ class ReaperTest {
       await(reaper.nextPass());
       assertThat(fx.exists(after)).as("leftover created after start-up").isFalse();
       assertThat(fx.exists(live.containerId())).isTrue();
+      assertThat(lockedElsewhere(GatewayLease.file(fx.runRoot, fx.gatewayId)))
+          .as("this gateway's lease, as another process sees it").isTrue();
     } finally {
-      reaper.stop();
+      reaper.close();
       if (live != null) {
         launcher.remove(live);
       }
     }
     assertThat(fx.containers()).isEmpty();
     assertThat(fx.runDirs()).isEmpty();
+    assertThat(GatewayLease.file(fx.runRoot, fx.gatewayId)).as("the lease, given up").doesNotExist();
+  }
+
+  /** A launcher for another gateway id on the fixture's engine, image and run root. */
+  static ContainerLauncher gateway(String id) {
+    SandboxSettings s = fx.settings();
+    return new ContainerLauncher(fx.docker, new SandboxSettings(s.dockerHost(), s.image(), s.command(), s.user(),
+        id, s.runRoot(), s.limits(), s.maxLimits(), 0, s.reapInterval(), false));
+  }
+
+  /** A lease file as a gateway left it: there, last touched a minute ago. */
+  static Path staleLease(String gatewayId) throws Exception {
+    Path file = GatewayLease.file(fx.runRoot, gatewayId);
+    Files.writeString(file, "");
+    Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(60)));
+    return file;
+  }
+
+  /** Another process (a live gateway) that holds {@code file}'s lock until it is killed. */
+  static Process holdLock(Path file) throws Exception {
+    Process p = new ProcessBuilder("python3", "-c", "import fcntl, sys\n"
+        + "f = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\nsys.stdin.read()",
+        file.toString()).redirectErrorStream(true).start();
+    String line = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
+    assertThat(line).as("the lock holder's word").isEqualTo("locked");
+    return p;
+  }
+
+  /** Whether another process finds {@code file} locked. */
+  static boolean lockedElsewhere(Path file) throws Exception {
+    Process p = new ProcessBuilder("python3", "-c", "import fcntl, sys\n"
+        + "f = open(sys.argv[1], 'r+')\ntry:\n    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept OSError:\n"
+        + "    sys.exit(3)", file.toString()).redirectErrorStream(true).start();
+    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as("lock probe").isIn(0, 3);
+    return p.exitValue() == 3;
+  }
+
+  @Test
+  @DisplayName("removes every sandbox and run directory of a gateway whose lease is free (it died, even by SIGKILL), never a live one's")
+  void reapsGoneGateways() throws Exception {
+    String deadId = fx.gatewayId + "-dead";
+    String liveId = fx.gatewayId + "-live";
+    ContainerLauncher dead = gateway(deadId);
+    ContainerLauncher alive = gateway(liveId);
+    List<Sandbox> all = new java.util.ArrayList<>();
+    Process holder = null;
+    try {
+      Sandbox running = dead.launch(fx.tenantA, fx.documents(fx.tenantA));
+      all.add(running);
+      Sandbox exited = dead.launch(fx.tenantB, fx.documents(fx.tenantB));
+      all.add(exited);
+      dead.kill(exited);
+      Sandbox other = alive.launch(fx.tenantA, fx.documents(fx.tenantA));
+      all.add(other);
+      Path deadLease = staleLease(deadId);
+      Path liveLease = staleLease(liveId);
+      holder = holdLock(liveLease);
+
+      int removed = new Reaper(fx.docker, fx.launcher()).reapOnce(false);
+
+      assertThat(removed).isEqualTo(2);
+      assertThat(fx.exists(running.containerId())).as("the dead gateway's running sandbox").isFalse();
+      assertThat(fx.exists(exited.containerId())).as("the dead gateway's exited sandbox").isFalse();
+      assertThat(fx.runRoot.resolve(deadId)).as("the dead gateway's run directories").doesNotExist();
+      assertThat(deadLease).doesNotExist();
+      assertThat(fx.exists(other.containerId())).as("the live gateway's sandbox").isTrue();
+      assertThat(other.runDir()).isDirectory();
+      assertThat(liveLease).exists();
+
+      // The live gateway is killed with SIGKILL: the kernel frees its lease, the next pass reaps it.
+      holder.destroyForcibly().waitFor();
+      assertThat(new Reaper(fx.docker, fx.launcher()).reapOnce(false)).isEqualTo(1);
+      assertThat(fx.exists(other.containerId())).isFalse();
+      assertThat(fx.runRoot.resolve(liveId)).doesNotExist();
+      assertThat(liveLease).doesNotExist();
+    } finally {
+      if (holder != null) {
+        holder.destroyForcibly().waitFor();
+      }
+      for (Sandbox s : all) {
+        fx.launcher().remove(s);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("leaves a lease just made alone: a starting gateway may not have locked it yet")
+  void freshLeaseIsAlive() throws Exception {
+    String id = fx.gatewayId + "-new";
+    ContainerLauncher starting = gateway(id);
+    Path lease = GatewayLease.file(fx.runRoot, id);
+    Files.writeString(lease, "");
+    Sandbox s = starting.launch(fx.tenantA, fx.documents(fx.tenantA));
+    try {
+      new Reaper(fx.docker, fx.launcher()).reapOnce(false);
+      assertThat(fx.exists(s.containerId())).isTrue();
+      assertThat(lease).exists();
+    } finally {
+      starting.remove(s);
+      Files.deleteIfExists(lease);
+    }
+  }
+
+  @Test
+  @DisplayName("removes another gateway's exited sandbox past the grace, with its run directory, but not its running ones")
+  void reapsLongExited() throws Exception {
+    String otherId = fx.gatewayId + "-elsewhere"; // a gateway whose lease is not in this run root
+    ContainerLauncher other = gateway(otherId);
+    Sandbox exited = other.launch(fx.tenantA, fx.documents(fx.tenantA));
+    Sandbox running = other.launch(fx.tenantB, fx.documents(fx.tenantB));
+    try {
+      other.kill(exited);
+      other.awaitExit(exited, Duration.ofSeconds(30));
+      new Reaper(fx.docker, fx.launcher(), Duration.ZERO, Reaper.LEASE_GRACE,
+          Map.of(ContainerLauncher.LABEL_SANDBOX, "1", ContainerLauncher.LABEL_GATEWAY, otherId)).reapOnce(false);
+      assertThat(fx.exists(exited.containerId())).isFalse();
+      assertThat(exited.runDir()).doesNotExist();
+      assertThat(fx.exists(running.containerId())).isTrue();
+      assertThat(running.runDir()).isDirectory();
+    } finally {
+      other.remove(exited);
+      other.remove(running);
+    }
   }
 }
