@@ -227,7 +227,7 @@ final class AnalysisRoutes {
           HttpServerResponse response = ctx.response().setChunked(true)
               .putHeader(HttpHeaders.CONTENT_TYPE, EventStream.CONTENT_TYPE)
               .putHeader("X-Analysis-Id", id.toString());
-          replayStored(response, tenant, id, 0);
+          replayStored(ctx, response, tenant, id, 0);
           return Future.succeededFuture();
         })
         .onFailure(ctx::fail);
@@ -237,19 +237,21 @@ final class AnalysisRoutes {
    * Writes a finished analysis' stored events from {@code afterSeq} on, a page of
    * {@value #REPLAY_PAGE} at a time, the next page read only once the client has taken the last
    * (the response's write queue drained): a large record costs the gateway one page of memory and
-   * never holds an event loop for long. A failure midway ends the response there.
+   * never holds an event loop for long. A failure of the first page is answered as any other
+   * failure; one midway resets the response (its client sees it cut short, not complete).
    */
-  private void replayStored(HttpServerResponse response, UUID tenant, UUID id, long afterSeq) {
+  private void replayStored(RoutingContext ctx, HttpServerResponse response, UUID tenant, UUID id, long afterSeq) {
     analyses.store().events(tenant, id, afterSeq, REPLAY_PAGE).onComplete(ar -> {
       if (response.closed() || response.ended()) {
         return;
       }
       if (ar.failed()) {
-        org.slf4j.LoggerFactory.getLogger(AnalysisRoutes.class)
-            .warn("analysis {}: replaying its events failed: {}", id, ar.cause().toString());
         if (!response.headWritten()) {
-          response.setStatusCode(500);
+          ctx.fail(ar.cause());
+          return;
         }
+        org.slf4j.LoggerFactory.getLogger(AnalysisRoutes.class)
+            .warn("analysis {}: replaying its events failed midway: {}", id, ar.cause().toString());
         response.reset();
         return;
       }
@@ -267,10 +269,10 @@ final class AnalysisRoutes {
       } else if (response.writeQueueFull()) {
         response.drainHandler(v -> {
           response.drainHandler(null);
-          replayStored(response, tenant, id, last);
+          replayStored(ctx, response, tenant, id, last);
         });
       } else {
-        replayStored(response, tenant, id, last);
+        replayStored(ctx, response, tenant, id, last);
       }
     });
   }
