@@ -13,6 +13,8 @@ cell's first line is a directive, not Python:
   #echo TEXT             prints TEXT as it is (one chunk), whatever its size
   #bigcall N KIND        one KIND (llm or search) callback whose argument is N characters; prints
                          KIND=<error type or ok>: <message>
+  #orphan CELL           one search naming cell CELL ("-" for none) instead of its own; prints the reply
+  #fileread N ID...      N FileRead notices of made-up document ids, then one of each ID's content.txt
 Tests build it into an image of its own (HostileRunner); it never ships.
 """
 import collections
@@ -23,6 +25,7 @@ import queue
 import sys
 import threading
 import time
+import uuid
 
 import grpc
 from quarry.sandbox.v1 import sandbox_pb2 as pb
@@ -165,6 +168,26 @@ class Hostile:
                 self.call(cell, pb.CALLBACK_KIND_SEARCH, {"query": "ferry timetable", "limit": limit})
             self.output(cell, f"stalled after {n} calls\n")
             threading.Event().wait()  # never answers, never reads again
+        if directive == "#orphan":
+            other = "" if words[1] == "-" else words[1]
+            call = self.call(other, pb.CALLBACK_KIND_SEARCH, {"query": "ferry timetable", "limit": 3})
+            replies = self.wait([call], deadline, cell)
+            if replies is None:
+                return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "no reply in time")
+            reply = replies[0]
+            if reply.WhichOneof("outcome") == "error":
+                self.output(cell, f"error={reply.error.type}: {reply.error.message}\n")
+            else:
+                self.output(cell, f"hits={len(json.loads(reply.result_json))}\n")
+            return self.result(cell, pb.CELL_STATUS_OK, started)
+        if directive == "#fileread":
+            n, ids = int(words[1]), words[2:]
+            for _ in range(n):
+                self.send(file_read=pb.FileRead(cell_id=cell, path=f"/documents/{uuid.uuid4()}/content.txt"))
+            for doc in ids:
+                self.send(file_read=pb.FileRead(cell_id=cell, path=f"/documents/{doc}/content.txt"))
+            self.output(cell, f"read {n + len(ids)}\n")
+            return self.result(cell, pb.CELL_STATUS_OK, started)
         return self.result(cell, pb.CELL_STATUS_ERROR, started, "ValueError", f"unknown directive {directive!r}")
 
 

@@ -18,6 +18,9 @@ import java.util.Map;
  * @param maxCorrections     correction turns for a missing execution or a malformed final message
  * @param cancelOnDisconnect whether a streamed analysis whose client went away is cancelled (else
  *                           it runs to the end and stays available by id)
+ * @param maxEvents          the most events one analysis records; a cell's output or callback past
+ *                           it (or past {@code maxEventChars}) is not recorded and ends the analysis
+ * @param maxEventChars      the most characters of events (their JSON) one analysis records
  */
 public record AgentSettings(
     String baseUrl,
@@ -35,7 +38,12 @@ public record AgentSettings(
     int maxQuestionChars,
     boolean cancelOnDisconnect,
     Budgets defaultBudgets,
-    Budgets maxBudgets) {
+    Budgets maxBudgets,
+    int maxEvents,
+    long maxEventChars) {
+
+  public static final int DEFAULT_MAX_EVENTS = 10_000;
+  public static final long DEFAULT_MAX_EVENT_CHARS = 16_000_000;
 
   public static final String HOW_TO_CONFIGURE = "no model endpoint is configured: set OPENAI_BASE_URL"
       + " (or QUARRY_MODEL_BASE_URL) to an OpenAI-compatible endpoint such as https://api.openai.com/v1,"
@@ -56,14 +64,16 @@ public record AgentSettings(
         e.integer("QUARRY_MAX_ANALYSIS_TOKENS", (int) Budgets.MAXIMUMS.tokens(), 100, Integer.MAX_VALUE),
         e.integer("QUARRY_MAX_EXECUTIONS", Budgets.MAXIMUMS.executions(), 1, 10_000),
         e.integer("QUARRY_MAX_SEARCH_CALLS", Budgets.MAXIMUMS.searchCalls(), 1, 100_000),
-        e.integer("QUARRY_MAX_LLM_CALLS", Budgets.MAXIMUMS.llmCalls(), 1, 100_000));
+        e.integer("QUARRY_MAX_LLM_CALLS", Budgets.MAXIMUMS.llmCalls(), 1, 100_000),
+        e.integer("QUARRY_MAX_LIST_DOCUMENTS_CALLS", Budgets.MAXIMUMS.listDocumentsCalls(), 1, 100_000));
     Budgets dflt = new Budgets(
         e.integerUpTo("QUARRY_MODEL_TURNS", Math.min(Budgets.DEFAULTS.modelTurns(), max.modelTurns()), 1, "QUARRY_MAX_MODEL_TURNS", max.modelTurns()),
         e.integerUpTo("QUARRY_ANALYSIS_MS", (int) Math.min(Budgets.DEFAULTS.wallTimeMs(), max.wallTimeMs()), 1000, "QUARRY_MAX_ANALYSIS_MS", (int) max.wallTimeMs()),
         e.integerUpTo("QUARRY_ANALYSIS_TOKENS", (int) Math.min(Budgets.DEFAULTS.tokens(), max.tokens()), 100, "QUARRY_MAX_ANALYSIS_TOKENS", (int) max.tokens()),
         e.integerUpTo("QUARRY_EXECUTIONS", Math.min(Budgets.DEFAULTS.executions(), max.executions()), 1, "QUARRY_MAX_EXECUTIONS", max.executions()),
         e.integerUpTo("QUARRY_SEARCH_CALLS", Math.min(Budgets.DEFAULTS.searchCalls(), max.searchCalls()), 1, "QUARRY_MAX_SEARCH_CALLS", max.searchCalls()),
-        e.integerUpTo("QUARRY_LLM_CALLS", Math.min(Budgets.DEFAULTS.llmCalls(), max.llmCalls()), 1, "QUARRY_MAX_LLM_CALLS", max.llmCalls()));
+        e.integerUpTo("QUARRY_LLM_CALLS", Math.min(Budgets.DEFAULTS.llmCalls(), max.llmCalls()), 1, "QUARRY_MAX_LLM_CALLS", max.llmCalls()),
+        e.integerUpTo("QUARRY_LIST_DOCUMENTS_CALLS", Math.min(Budgets.DEFAULTS.listDocumentsCalls(), max.listDocumentsCalls()), 1, "QUARRY_MAX_LIST_DOCUMENTS_CALLS", max.listDocumentsCalls()));
     // QUARRY_MODEL_* win over the standard OPENAI_* names, which are the fallback.
     String openAiBase = e.string("OPENAI_BASE_URL", "");
     String openAiKey = e.secret("OPENAI_API_KEY", "");
@@ -83,7 +93,9 @@ public record AgentSettings(
         e.integer("QUARRY_MAX_QUESTION_CHARS", 8_000, 10, 1_000_000),
         e.oneOf("QUARRY_ANALYSIS_ON_DISCONNECT", "finish", "finish", "cancel").equals("cancel"),
         dflt,
-        max);
+        max,
+        e.integer("QUARRY_ANALYSIS_MAX_EVENTS", DEFAULT_MAX_EVENTS, 100, 1_000_000),
+        e.integer("QUARRY_ANALYSIS_MAX_EVENT_CHARS", (int) DEFAULT_MAX_EVENT_CHARS, 100_000, Integer.MAX_VALUE));
   }
 
   public boolean modelConfigured() {
@@ -97,6 +109,10 @@ public record AgentSettings(
   public AgentSettings withRetries(int attempts, Duration base, Duration max, int threshold, Duration cooldown) {
     return Records.with(this, Map.of("maxAttempts", attempts, "retryBase", base, "retryMax", max,
         "breakerThreshold", threshold, "breakerCooldown", cooldown));
+  }
+
+  public AgentSettings withEventCaps(int events, long chars) {
+    return Records.with(this, Map.of("maxEvents", events, "maxEventChars", chars));
   }
 
   public AgentSettings withCancelOnDisconnect(boolean cancel) {

@@ -8,6 +8,7 @@ import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
 import com.openai.models.chat.completions.ChatCompletionSystemMessageParam;
 import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
+import dev.quarry.sandbox.CallbackArguments;
 import dev.quarry.sandbox.CallbackType;
 import dev.quarry.sandbox.CellListener;
 import dev.quarry.sandbox.CellOptions;
@@ -17,7 +18,6 @@ import dev.quarry.sandbox.SandboxQuotaExceeded;
 import dev.quarry.sandbox.SandboxSession;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -52,7 +52,9 @@ final class AnalysisRun implements Runnable {
   private final LiveAnalysis live;
   private final AnalysisRequest request;
   private final Budgets budgets;
-  private final Citations citations = new Citations();
+  private final Citations citations;
+  /** Callbacks heard but not recorded as events, their budget being spent (each is refused). */
+  private final AtomicLong unrecordedCallbacks = new AtomicLong();
   private final AtomicLong promptTokens = new AtomicLong();
   private final AtomicLong completionTokens = new AtomicLong();
   private final AtomicReference<SandboxSession> session = new AtomicReference<>();
@@ -75,6 +77,7 @@ final class AnalysisRun implements Runnable {
     this.live = live;
     this.request = request;
     this.budgets = request.budgets();
+    this.citations = new Citations(request.scope()::includes);
   }
 
   @Override
@@ -127,6 +130,13 @@ final class AnalysisRun implements Runnable {
   private AnalysisOutcome loop() {
     live.onCancel(() -> {
       cancelled.tryComplete();
+      SandboxSession s = session.get();
+      if (s != null) {
+        s.cancel();
+      }
+    });
+    // Past the caps on events the cell is stopped, and the analysis ends once it has (eventsCapped()).
+    live.onCapped(() -> {
       SandboxSession s = session.get();
       if (s != null) {
         s.cancel();
@@ -192,7 +202,7 @@ final class AnalysisRun implements Runnable {
     // llm() calls are counted in the tenant's daily tokens by the callbacks themselves; the budget
     // only adds them to the analysis' own usage.
     callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(live.tenantId(), request.scope(), () -> deadline),
-        budgets, citations, this::addCallbackTokens);
+        budgets, citations, this::addCallbackTokens, () -> promptTokens.get() + completionTokens.get());
     try {
       // Cancelled while it waits for room: the wait ends at once (and the sandbox it waited for
       // goes to someone else); cancelled while its container starts: it is closed below.
@@ -258,6 +268,9 @@ final class AnalysisRun implements Runnable {
     if (live.cancelled()) {
       return Optional.of(cancelledEnd());
     }
+    if (live.eventsCapped()) {
+      return eventsCapped();
+    }
     if (turns >= budgets.modelTurns()) {
       return budget("model_turns", "the analysis used all of its " + budgets.modelTurns() + " model turns");
     }
@@ -269,6 +282,13 @@ final class AnalysisRun implements Runnable {
       return budget("wall_time_ms", "the analysis ran out of its " + budgets.wallTimeMs() + " ms");
     }
     return Optional.empty();
+  }
+
+  /** The end of an analysis whose cell went past the caps on events (QUARRY_ANALYSIS_MAX_EVENTS / _CHARS). */
+  private Optional<AnalysisOutcome> eventsCapped() {
+    return budget("events", "the analysis' code went past the most events an analysis records ("
+        + live.maxEvents() + " events or " + live.maxEventChars() + " characters: QUARRY_ANALYSIS_MAX_EVENTS,"
+        + " QUARRY_ANALYSIS_MAX_EVENT_CHARS); its cell was stopped and its later output and callbacks were not recorded");
   }
 
   private ChatCompletion askModel() {
@@ -377,7 +397,10 @@ final class AnalysisRun implements Runnable {
     live.emit(AnalysisEvent.CELL_RESULT, new JsonObject().put("step", step).put("result", result));
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
         .toolCallId(function.id()).content(result.encode()).build()));
-    return live.cancelled() ? Optional.of(cancelledEnd()) : Optional.empty();
+    if (live.cancelled()) {
+      return Optional.of(cancelledEnd());
+    }
+    return live.eventsCapped() ? eventsCapped() : Optional.empty();
   }
 
   /** A tool call that could not run: the model hears why, as a CONTRACT-shaped result. */
@@ -397,16 +420,24 @@ final class AnalysisRun implements Runnable {
             .put("channel", channel.wireName()).put("text", text));
       }
 
+      /**
+       * A call as it arrives: recorded with a bounded preview of its arguments (their whole length
+       * when cut), unless its kind's call budget is spent already, when it is refused at once and only
+       * counted ({@code usage.unrecorded_callbacks}): a loop of refused calls costs no events.
+       */
       @Override
-      public void callback(CallbackType kind, String argumentsJson) {
-        Object arguments;
-        try {
-          arguments = argumentsJson == null || argumentsJson.isBlank() ? new JsonObject() : new JsonObject(argumentsJson);
-        } catch (DecodeException | ClassCastException e) {
-          arguments = argumentsJson;
+      public void callback(CallbackType kind, CallbackArguments arguments) {
+        BudgetedCallbacks budgeted = callbacks;
+        if (budgeted != null && budgeted.spent(kind)) {
+          unrecordedCallbacks.incrementAndGet();
+          return;
         }
-        live.emit(AnalysisEvent.CALLBACK, new JsonObject().put("step", step).put("kind", kind.wireName())
-            .put("arguments", arguments));
+        JsonObject event = new JsonObject().put("step", step).put("kind", kind.wireName())
+            .put("arguments", arguments.preview());
+        if (arguments.cut()) {
+          event.put("arguments_chars", arguments.chars()).put("arguments_cut", true);
+        }
+        live.emit(AnalysisEvent.CALLBACK, event);
       }
 
       @Override
@@ -448,6 +479,8 @@ final class AnalysisRun implements Runnable {
         .put("execute_code_calls", executions)
         .put("search_calls", callbacks == null ? 0 : callbacks.searchCalls())
         .put("llm_calls", callbacks == null ? 0 : callbacks.llmCalls())
+        .put("list_documents_calls", callbacks == null ? 0 : callbacks.listDocumentsCalls())
+        .put("unrecorded_callbacks", unrecordedCallbacks.get())
         .put("corrections", corrections);
   }
 
@@ -508,8 +541,13 @@ final class AnalysisRun implements Runnable {
     if (untitled.isEmpty()) {
       return;
     }
-    deps.store().describe(live.tenantId(), untitled).await()
-        .forEach(r -> citations.describe(r.getUUID("id"), r.getString("title"), r.getString("uri")));
+    java.util.Set<UUID> found = new java.util.HashSet<>();
+    deps.store().describe(live.tenantId(), untitled).await().forEach(r -> {
+      found.add(r.getUUID("id"));
+      citations.describe(r.getUUID("id"), r.getString("title"), r.getString("uri"));
+    });
+    // A file read is the sandbox's word: only documents of the tenant that exist are cited.
+    citations.dropUndescribed(java.util.Set.copyOf(untitled), found);
   }
 
   private static JsonArray turns(List<AnalysisRequest.Turn> turns) {

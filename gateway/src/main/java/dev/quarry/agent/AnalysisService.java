@@ -112,7 +112,8 @@ public final class AnalysisService {
     List<UUID> named = new ArrayList<>(request.scope().documentIds());
     request.preload().stream().filter(id -> !named.contains(id)).forEach(named::add);
     UUID id = UUID.randomUUID();
-    LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock());
+    LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock(), deps.settings().maxEvents(),
+        deps.settings().maxEventChars());
     Runnable end;
     try {
       // Refused while the gateway drains, before anything is recorded.

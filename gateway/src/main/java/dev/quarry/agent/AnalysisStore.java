@@ -52,6 +52,8 @@ public final class AnalysisStore {
 
   static final String LIST_EVENTS = "SELECT seq, type, body FROM analysis_events"
       + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq";
+  static final String PAGE_EVENTS = "SELECT seq, type, body FROM analysis_events"
+      + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq LIMIT $4";
 
   static final String SET_PROGRAM_OUTPUT = "UPDATE analyses SET program_output = $3"
       + " WHERE tenant_id = $1 AND id = $2 AND program_output IS NULL";
@@ -217,6 +219,15 @@ public final class AnalysisStore {
 
   public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq) {
     return run(tenantId, LIST_EVENTS, Tuple.of(tenantId, id, afterSeq)).map(rows -> {
+      List<AnalysisEvent> out = new ArrayList<>();
+      rows.forEach(r -> out.add(new AnalysisEvent(r.getLong("seq"), r.getString("type"), r.getString("body"))));
+      return out;
+    });
+  }
+
+  /** At most {@code limit} events after {@code afterSeq}, in order: one page of a replay. */
+  public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq, int limit) {
+    return run(tenantId, PAGE_EVENTS, Tuple.of(tenantId, id, afterSeq, limit)).map(rows -> {
       List<AnalysisEvent> out = new ArrayList<>();
       rows.forEach(r -> out.add(new AnalysisEvent(r.getLong("seq"), r.getString("type"), r.getString("body"))));
       return out;

@@ -2,57 +2,107 @@ package dev.quarry.agent;
 
 import dev.quarry.callbacks.TenantCallbacks;
 import dev.quarry.sandbox.CallbackFailure;
+import dev.quarry.sandbox.CallbackType;
 import dev.quarry.sandbox.Callbacks;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
- * Counts an analysis' search and llm calls against its budget (failing the call over it with a
- * LimitExceeded the code sees), counts llm tokens, and notes the search hits for citations.
+ * Counts an analysis' search, list_documents and llm calls against its budgets (failing the call
+ * over one with a LimitExceeded the code sees, at once and at no further cost), keeps llm() within
+ * what is left of the analysis' tokens, counts their tokens, and notes the search hits for citations.
  */
 final class BudgetedCallbacks implements Callbacks {
+  /** Characters per token when a prompt's tokens are estimated before it is sent (English prose). */
+  static final int CHARS_PER_TOKEN = 4;
+
   private final TenantCallbacks delegate;
   private final Budgets budgets;
   private final Citations citations;
   private final Consumer<Usage> tokens;
+  /** The analysis' tokens so far (model turns and llm() calls that returned). */
+  private final LongSupplier tokensUsed;
   private final AtomicInteger searches = new AtomicInteger();
   private final AtomicInteger llms = new AtomicInteger();
+  private final AtomicInteger lists = new AtomicInteger();
+  /** The estimated prompt tokens of llm() calls in flight, which the next call counts as spent. */
+  private final AtomicLong reserved = new AtomicLong();
 
-  BudgetedCallbacks(TenantCallbacks delegate, Budgets budgets, Citations citations, Consumer<Usage> tokens) {
+  BudgetedCallbacks(TenantCallbacks delegate, Budgets budgets, Citations citations, Consumer<Usage> tokens,
+      LongSupplier tokensUsed) {
     this.delegate = delegate;
     this.budgets = budgets;
     this.citations = citations;
     this.tokens = tokens;
+    this.tokensUsed = tokensUsed;
   }
 
   @Override
   public Future<JsonArray> search(String query, int limit) {
-    if (searches.incrementAndGet() > budgets.searchCalls()) {
-      searches.decrementAndGet();
-      return Future.failedFuture(new CallbackFailure("LimitExceeded",
-          "this analysis has used all of its " + budgets.searchCalls() + " search() calls"));
-    }
-    return delegate.search(query, limit).onSuccess(citations::searchHits);
+    CallbackFailure over = spend(searches, budgets.searchCalls(), "search", "search_calls");
+    return over != null ? Future.failedFuture(over) : delegate.search(query, limit).onSuccess(citations::searchHits);
   }
 
   @Override
   public Future<JsonArray> listDocuments() {
-    return delegate.listDocuments();
+    CallbackFailure over = spend(lists, budgets.listDocumentsCalls(), "list_documents", "list_documents_calls");
+    return over != null ? Future.failedFuture(over) : delegate.listDocuments();
   }
 
+  /**
+   * One llm() call, refused when the analysis' {@code tokens} budget is spent or when the prompt
+   * alone (estimated at {@value #CHARS_PER_TOKEN} characters a token) would take what is left;
+   * otherwise asked with {@code max_completion_tokens} of what is left after the prompt, so that
+   * one call cannot run the analysis far past its budget.
+   */
   @Override
   public Future<String> llm(String prompt) {
-    if (llms.incrementAndGet() > budgets.llmCalls()) {
-      llms.decrementAndGet();
-      return Future.failedFuture(new CallbackFailure("LimitExceeded",
-          "this analysis has used all of its " + budgets.llmCalls() + " llm() calls"));
+    CallbackFailure over = spend(llms, budgets.llmCalls(), "llm", "llm_calls");
+    if (over != null) {
+      return Future.failedFuture(over);
     }
-    return delegate.completion(prompt).map(c -> {
-      tokens.accept(new Usage(c.promptTokens(), c.completionTokens()));
-      return c.text();
-    });
+    long estimate = prompt == null ? 0 : (prompt.length() + CHARS_PER_TOKEN - 1) / CHARS_PER_TOKEN;
+    long used = tokensUsed.getAsLong();
+    long left = budgets.tokens() - used - reserved.get();
+    if (left <= 0 || estimate >= left) {
+      llms.decrementAndGet();
+      return Future.failedFuture(new CallbackFailure("LimitExceeded", left <= 0
+          ? "this analysis has used its tokens: " + used + " of its " + budgets.tokens() + " (budgets.tokens)"
+              + (reserved.get() > 0 ? ", with more in llm() calls still running" : "")
+          : "llm(): the prompt of about " + estimate + " tokens (" + prompt.length() + " characters) does not fit"
+              + " in the " + left + " tokens left of this analysis' " + budgets.tokens() + " (budgets.tokens)"));
+    }
+    reserved.addAndGet(estimate);
+    // The reply's tokens are counted before its reservation goes, so no check between sees neither.
+    return delegate.completion(prompt, left - estimate)
+        .map(c -> {
+          tokens.accept(new Usage(c.promptTokens(), c.completionTokens()));
+          return c.text();
+        })
+        .onComplete(ar -> reserved.addAndGet(-estimate));
+  }
+
+  /** Counts one call of a budget, or says why it is refused (and then does not count it). */
+  private static CallbackFailure spend(AtomicInteger calls, int budget, String name, String field) {
+    if (calls.incrementAndGet() <= budget) {
+      return null;
+    }
+    calls.decrementAndGet();
+    return new CallbackFailure("LimitExceeded", "this analysis has used all of its " + budget + " " + name
+        + "() calls (budgets." + field + ")");
+  }
+
+  /** Whether a call of this kind would be refused for its call budget now (it stays so). */
+  boolean spent(CallbackType type) {
+    return switch (type) {
+      case SEARCH -> searches.get() >= budgets.searchCalls();
+      case LLM -> llms.get() >= budgets.llmCalls();
+      case LIST_DOCUMENTS -> lists.get() >= budgets.listDocumentsCalls();
+    };
   }
 
   int searchCalls() {
@@ -61,5 +111,9 @@ final class BudgetedCallbacks implements Callbacks {
 
   int llmCalls() {
     return llms.get();
+  }
+
+  int listDocumentsCalls() {
+    return lists.get();
   }
 }

@@ -9,10 +9,10 @@ import java.util.Map;
  * may ask for less or more, up to the maximum.
  */
 public record Budgets(int modelTurns, long wallTimeMs, long tokens, int executions, int searchCalls,
-    int llmCalls) {
+    int llmCalls, int listDocumentsCalls) {
 
-  public static final Budgets DEFAULTS = new Budgets(20, 300_000, 200_000, 20, 50, 20);
-  public static final Budgets MAXIMUMS = new Budgets(60, 1_800_000, 2_000_000, 100, 500, 200);
+  public static final Budgets DEFAULTS = new Budgets(20, 300_000, 200_000, 20, 50, 20, 20);
+  public static final Budgets MAXIMUMS = new Budgets(60, 1_800_000, 2_000_000, 100, 500, 200, 500);
 
   /** The wire names, which are also the names a request's {@code budgets} object uses. */
   public JsonObject toJson() {
@@ -29,12 +29,15 @@ public record Budgets(int modelTurns, long wallTimeMs, long tokens, int executio
     m.put("execute_code_calls", (long) executions);
     m.put("search_calls", (long) searchCalls);
     m.put("llm_calls", (long) llmCalls);
+    m.put("list_documents_calls", (long) listDocumentsCalls);
     return m;
   }
 
+  /** Budgets as {@link #toJson} wrote them; one recorded before list_documents had a budget gets the default. */
   public static Budgets fromJson(JsonObject json) {
     return new Budgets(json.getInteger("model_turns"), json.getLong("wall_time_ms"), json.getLong("tokens"),
-        json.getInteger("execute_code_calls"), json.getInteger("search_calls"), json.getInteger("llm_calls"));
+        json.getInteger("execute_code_calls"), json.getInteger("search_calls"), json.getInteger("llm_calls"),
+        json.getInteger("list_documents_calls", DEFAULTS.listDocumentsCalls));
   }
 
   /**
@@ -65,6 +68,6 @@ public record Budgets(int modelTurns, long wallTimeMs, long tokens, int executio
     }
     return new Budgets(values.get("model_turns").intValue(), values.get("wall_time_ms"), values.get("tokens"),
         values.get("execute_code_calls").intValue(), values.get("search_calls").intValue(),
-        values.get("llm_calls").intValue());
+        values.get("llm_calls").intValue(), values.get("list_documents_calls").intValue());
   }
 }

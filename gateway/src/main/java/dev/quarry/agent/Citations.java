@@ -33,7 +33,25 @@ final class Citations {
     }
   }
 
+  /**
+   * The most documents cited through file reads alone. A read is the sandbox's own report, which
+   * code that took over the runner can forge by the thousand; past this many, reads of further
+   * documents are not cited (search hits, which the gateway made, always are).
+   */
+  static final int MAX_FILE_CITATIONS = 500;
+
   private final Map<UUID, Entry> entries = new LinkedHashMap<>();
+  private final java.util.function.Predicate<UUID> inScope;
+  private int fileOnly;
+
+  /** {@code inScope}: whether a document is in the analysis' scope (a read outside it is not cited). */
+  Citations(java.util.function.Predicate<UUID> inScope) {
+    this.inScope = inScope;
+  }
+
+  Citations() {
+    this(id -> true);
+  }
 
   synchronized void searchHits(JsonArray hits) {
     for (Object o : hits) {
@@ -54,12 +72,45 @@ final class Citations {
     }
   }
 
-  /** A path the code opened; anything that is not a document's file is ignored. */
+  /**
+   * A path the code opened, as the sandbox reports it: cited once per document, only in the scope,
+   * at most {@value #MAX_FILE_CITATIONS} documents seen only this way; anything that is not a
+   * document's file is ignored. Whether the document exists is settled at the end
+   * ({@link #describe}, {@link #dropUndescribed}).
+   */
   synchronized void fileRead(String path) {
-    Matcher m = DOCUMENT_PATH.matcher(path == null ? "" : path);
-    if (m.matches()) {
-      entries.computeIfAbsent(UUID.fromString(m.group(1)), Entry::new).via.add("file");
+    if (path == null || path.length() > 1_000) {
+      return;
     }
+    Matcher m = DOCUMENT_PATH.matcher(path);
+    if (!m.matches()) {
+      return;
+    }
+    UUID id;
+    try {
+      id = UUID.fromString(m.group(1));
+    } catch (IllegalArgumentException e) {
+      return;
+    }
+    Entry e = entries.get(id);
+    if (e == null) {
+      if (fileOnly >= MAX_FILE_CITATIONS || !inScope.test(id)) {
+        return;
+      }
+      fileOnly++;
+      e = new Entry(id);
+      entries.put(id, e);
+    }
+    e.via.add("file");
+  }
+
+  /**
+   * Drops the documents seen only through files that {@link #describe} did not find: made-up ids,
+   * or documents deleted since. Called once their lookup is done.
+   */
+  synchronized void dropUndescribed(Set<UUID> looked, Set<UUID> found) {
+    entries.values().removeIf(e -> looked.contains(e.documentId) && !found.contains(e.documentId)
+        && e.title == null && !e.via.contains("search"));
   }
 
   /** Documents seen only through files, whose title and uri still need looking up. */

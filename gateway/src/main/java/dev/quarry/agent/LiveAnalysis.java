@@ -21,6 +21,8 @@ public final class LiveAnalysis {
   private static final Logger log = LoggerFactory.getLogger(LiveAnalysis.class);
   /** Events held back at most before they are written anyway. */
   static final int HELD_EVENTS = 64;
+  /** What a cell may have recorded at most: its output and callbacks (the analysis' other events are bounded by its budgets). */
+  private static final java.util.Set<String> CAPPED_TYPES = java.util.Set.of(AnalysisEvent.OUTPUT, AnalysisEvent.CALLBACK);
 
   private final UUID id;
   private final UUID tenantId;
@@ -44,12 +46,25 @@ public final class LiveAnalysis {
   private volatile boolean cancelled;
   private volatile String[] failure;
   private volatile Runnable onCancel = () -> {};
+  /** The most events, and characters of events, this analysis records (and holds). */
+  private final int maxEvents;
+  private final long maxEventChars;
+  private long eventChars;
+  /** Set once an output or callback event was dropped for the caps: the analysis must end. */
+  private volatile boolean capped;
+  private Runnable onCapped = () -> {};
 
   LiveAnalysis(UUID id, UUID tenantId, AnalysisStore store, Clock clock) {
+    this(id, tenantId, store, clock, AgentSettings.DEFAULT_MAX_EVENTS, AgentSettings.DEFAULT_MAX_EVENT_CHARS);
+  }
+
+  LiveAnalysis(UUID id, UUID tenantId, AnalysisStore store, Clock clock, int maxEvents, long maxEventChars) {
     this.id = id;
     this.tenantId = tenantId;
     this.store = store;
     this.clock = clock;
+    this.maxEvents = maxEvents;
+    this.maxEventChars = maxEventChars;
   }
 
   public UUID id() {
@@ -66,7 +81,25 @@ public final class LiveAnalysis {
    * holds its output back nor piles it up in memory).
    */
   synchronized AnalysisEvent emit(String type, JsonObject data) {
-    AnalysisEvent event = AnalysisEvent.of(nextSeq++, type, clock.millis(), data);
+    if (capped && CAPPED_TYPES.contains(type)) {
+      return null;
+    }
+    AnalysisEvent event = AnalysisEvent.of(nextSeq, type, clock.millis(), data);
+    if (CAPPED_TYPES.contains(type)
+        && (events.size() >= maxEvents || eventChars + event.json().length() > maxEventChars)) {
+      // Past the caps a cell's output and callbacks are no longer recorded, and the analysis ends
+      // (its loop sees eventsCapped()): memory and storage per analysis stay bounded.
+      capped = true;
+      Runnable action = onCapped;
+      try {
+        action.run();
+      } catch (RuntimeException e) {
+        log.warn("analysis {}: stopping its cell at the events cap failed: {}", id, e.toString());
+      }
+      return null;
+    }
+    nextSeq++;
+    eventChars += event.json().length();
     events.add(event);
     unwritten.add(event);
     if (unwritten.size() >= HELD_EVENTS) {
@@ -195,6 +228,24 @@ public final class LiveAnalysis {
 
   boolean cancelled() {
     return cancelled;
+  }
+
+  /** Whether a cell's output or callback was not recorded for the caps on events (the analysis must end). */
+  boolean eventsCapped() {
+    return capped;
+  }
+
+  int maxEvents() {
+    return maxEvents;
+  }
+
+  long maxEventChars() {
+    return maxEventChars;
+  }
+
+  /** What to do (once) when the caps on events are reached: stop the cell. Runs with this analysis' lock held. */
+  synchronized void onCapped(Runnable action) {
+    this.onCapped = action;
   }
 
   void onCancel(Runnable action) {

@@ -119,11 +119,19 @@ public final class ModelClient implements AutoCloseable {
 
   /** A plain completion of one prompt (the sandbox's {@code llm()}). */
   public Completion complete(String prompt, Instant deadline) {
-    ChatCompletionCreateParams params = ChatCompletionCreateParams.builder()
+    return complete(prompt, deadline, 0);
+  }
+
+  /** As {@link #complete(String, Instant)}, with {@code max_completion_tokens} when it is above 0. */
+  public Completion complete(String prompt, Instant deadline, long maxCompletionTokens) {
+    ChatCompletionCreateParams.Builder builder = ChatCompletionCreateParams.builder()
         .model(settings.model())
         .temperature(settings.temperature())
-        .addUserMessage(prompt)
-        .build();
+        .addUserMessage(prompt);
+    if (maxCompletionTokens > 0) {
+      builder.maxCompletionTokens(maxCompletionTokens);
+    }
+    ChatCompletionCreateParams params = builder.build();
     ChatCompletion reply = measured("llm", options -> client.chat().completions().create(params, options), deadline);
     String text = reply.choices().isEmpty() ? "" : reply.choices().get(0).message().content().orElse("");
     return new Completion(text, usage(reply));
@@ -137,21 +145,33 @@ public final class ModelClient implements AutoCloseable {
    * timeout, whichever is sooner. A model failure reaches the code worded with its type.
    */
   public Llm asLlm() {
-    return (prompt, deadline) -> {
-      Promise<Llm.Reply> promise = Promise.promise();
-      Thread.ofVirtual().name("llm").start(() -> {
-        try {
-          Instant own = clock.instant().plus(settings.requestTimeout());
-          Completion c = complete(prompt, deadline.isBefore(own) ? deadline : own);
-          promise.complete(new Llm.Reply(c.text(), c.usage().promptTokens(), c.usage().completionTokens()));
-        } catch (ModelFailure f) {
-          promise.fail(CallbackFailure.runtimeError("llm() failed: " + f.type() + ": " + f.getMessage()));
-        } catch (RuntimeException e) {
-          promise.fail(e);
-        }
-      });
-      return promise.future();
+    return new Llm() {
+      @Override
+      public Future<Llm.Reply> complete(String prompt, Instant deadline) {
+        return complete(prompt, deadline, 0);
+      }
+
+      @Override
+      public Future<Llm.Reply> complete(String prompt, Instant deadline, long maxCompletionTokens) {
+        return completeAsync(prompt, deadline, maxCompletionTokens);
+      }
     };
+  }
+
+  private Future<Llm.Reply> completeAsync(String prompt, Instant deadline, long maxCompletionTokens) {
+    Promise<Llm.Reply> promise = Promise.promise();
+    Thread.ofVirtual().name("llm").start(() -> {
+      try {
+        Instant own = clock.instant().plus(settings.requestTimeout());
+        Completion c = complete(prompt, deadline.isBefore(own) ? deadline : own, maxCompletionTokens);
+        promise.complete(new Llm.Reply(c.text(), c.usage().promptTokens(), c.usage().completionTokens()));
+      } catch (ModelFailure f) {
+        promise.fail(CallbackFailure.runtimeError("llm() failed: " + f.type() + ": " + f.getMessage()));
+      } catch (Throwable e) { // an Error too: the call must end, or its callback's places are never given back
+        promise.fail(e);
+      }
+    });
+    return promise.future();
   }
 
   static Usage usage(ChatCompletion reply) {

@@ -31,9 +31,10 @@ final class ProgramReplay {
     Budgets budgets = deps.settings().defaultBudgets();
     Instant deadline = deps.clock().instant().plusMillis(budgets.wallTimeMs());
     // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did
-    // (the callbacks count them); the budget bounds how many it makes.
+    // (the callbacks count them); the budgets bound how many it makes and the tokens they take.
+    java.util.concurrent.atomic.AtomicLong tokens = new java.util.concurrent.atomic.AtomicLong();
     BudgetedCallbacks callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(tenantId, scope, () -> deadline),
-        budgets, new Citations(), usage -> {});
+        budgets, new Citations(), usage -> tokens.addAndGet(usage.total()), tokens::get);
     SandboxSession session;
     try {
       session = deps.sandboxes().open(tenantId, scope, callbacks, null).await();

@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.agent.AnalysisEvent;
 import dev.quarry.agent.AnalysisRequest;
 import dev.quarry.agent.AnalysisService;
 import dev.quarry.agent.Budgets;
@@ -26,6 +27,8 @@ final class AnalysisRoutes {
   private static final long JSON_BODY_LIMIT = 1024 * 1024;
   private static final int LIST_DEFAULT = 50;
   private static final int LIST_MAX = 500;
+  /** Stored events read and written at a time when a finished analysis' events are replayed. */
+  static final int REPLAY_PAGE = 200;
 
   private final AnalysisService analyses;
   private final long bodyTimeoutMs;
@@ -221,14 +224,57 @@ final class AnalysisRoutes {
             stream(ctx, stillRunning.get(), false);
             return Future.succeededFuture();
           }
-          return analyses.store().events(tenant, id, 0).onSuccess(events -> {
-            StringBuilder sse = new StringBuilder();
-            events.forEach(e -> sse.append(e.sse()));
-            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, EventStream.CONTENT_TYPE)
-                .putHeader("X-Analysis-Id", id.toString()).end(sse.toString());
-          }).mapEmpty();
+          HttpServerResponse response = ctx.response().setChunked(true)
+              .putHeader(HttpHeaders.CONTENT_TYPE, EventStream.CONTENT_TYPE)
+              .putHeader("X-Analysis-Id", id.toString());
+          replayStored(ctx, response, tenant, id, 0);
+          return Future.succeededFuture();
         })
         .onFailure(ctx::fail);
+  }
+
+  /**
+   * Writes a finished analysis' stored events from {@code afterSeq} on, a page of
+   * {@value #REPLAY_PAGE} at a time, the next page read only once the client has taken the last
+   * (the response's write queue drained): a large record costs the gateway one page of memory and
+   * never holds an event loop for long. A failure of the first page is answered as any other
+   * failure; one midway resets the response (its client sees it cut short, not complete).
+   */
+  private void replayStored(RoutingContext ctx, HttpServerResponse response, UUID tenant, UUID id, long afterSeq) {
+    analyses.store().events(tenant, id, afterSeq, REPLAY_PAGE).onComplete(ar -> {
+      if (response.closed() || response.ended()) {
+        return;
+      }
+      if (ar.failed()) {
+        if (!response.headWritten()) {
+          ctx.fail(ar.cause());
+          return;
+        }
+        org.slf4j.LoggerFactory.getLogger(AnalysisRoutes.class)
+            .warn("analysis {}: replaying its events failed midway: {}", id, ar.cause().toString());
+        response.reset();
+        return;
+      }
+      List<AnalysisEvent> page = ar.result();
+      if (page.isEmpty()) {
+        response.end();
+        return;
+      }
+      StringBuilder sse = new StringBuilder();
+      page.forEach(e -> sse.append(e.sse()));
+      response.write(sse.toString());
+      long last = page.get(page.size() - 1).seq();
+      if (page.size() < REPLAY_PAGE) {
+        response.end();
+      } else if (response.writeQueueFull()) {
+        response.drainHandler(v -> {
+          response.drainHandler(null);
+          replayStored(ctx, response, tenant, id, last);
+        });
+      } else {
+        replayStored(ctx, response, tenant, id, last);
+      }
+    });
   }
 
   private void replay(RoutingContext ctx) {

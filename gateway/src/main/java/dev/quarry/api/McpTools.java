@@ -107,7 +107,7 @@ final class McpTools {
             "question", Map.of("type", "string"),
             "document_ids", ids("only these documents"),
             "budgets", Map.of("type", "object", "description",
-                "any of model_turns, wall_time_ms, tokens, execute_code_calls, search_calls, llm_calls")),
+                "any of model_turns, wall_time_ms, tokens, execute_code_calls, search_calls, llm_calls, list_documents_calls")),
             List.of("question")),
         (RequestCall) this::ask));
     return tools;

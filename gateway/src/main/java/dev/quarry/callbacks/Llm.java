@@ -17,6 +17,15 @@ public interface Llm {
    */
   Future<Reply> complete(String prompt, Instant deadline);
 
+  /**
+   * As {@link #complete(String, Instant)}, the completion asked to stay within
+   * {@code maxCompletionTokens} (the request's {@code max_completion_tokens}; 0 asks for no bound).
+   * A model that cannot bound its reply ignores it.
+   */
+  default Future<Reply> complete(String prompt, Instant deadline, long maxCompletionTokens) {
+    return complete(prompt, deadline);
+  }
+
   /** The model's text and the tokens the endpoint reported for it. */
   record Reply(String text, long promptTokens, long completionTokens) {
     public long total() {

@@ -62,6 +62,11 @@ public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, 
    * call sees them.
    */
   public Future<Llm.Reply> completion(String prompt) {
+    return completion(prompt, 0);
+  }
+
+  /** As {@link #completion(String)}, the reply bounded to {@code maxCompletionTokens} (0: no bound). */
+  public Future<Llm.Reply> completion(String prompt, long maxCompletionTokens) {
     if (llm == null) {
       return Future.failedFuture(CallbackFailure.runtimeError(
           "llm() is unavailable: no model endpoint is configured for this gateway"));
@@ -72,7 +77,7 @@ public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, 
     Future<Llm.Reply> reply;
     try {
       reply = tokens.allowed(tenantId)
-          .compose(left -> llm.complete(prompt, deadline.get()))
+          .compose(left -> llm.complete(prompt, deadline.get(), maxCompletionTokens))
           .compose(r -> tokens.used(tenantId, r.total()).map(r));
     } catch (RuntimeException e) {
       reply = Future.failedFuture(e);

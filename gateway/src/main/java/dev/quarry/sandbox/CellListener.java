@@ -21,8 +21,11 @@ public interface CellListener {
   /** A piece of printed output, in order. */
   default void output(Stream stream, String text) {}
 
-  /** The cell called back into the gateway. */
-  default void callback(CallbackType type, String argumentsJson) {}
+  /**
+   * The running cell called back into the gateway (heard as the call arrives, before it is served
+   * or refused). Only a bounded preview of its arguments is given: a call may carry megabytes.
+   */
+  default void callback(CallbackType type, CallbackArguments arguments) {}
 
   /** The cell opened a file under /documents. */
   default void fileRead(String path) {}

@@ -315,19 +315,53 @@ final class GrpcSandboxSession implements SandboxSession {
    */
   private void serve(CallbackRequest request) {
     Cell c = current(request.getCellId());
+    if (c == null) {
+      outsideCell(request);
+      return;
+    }
     CallbackType type = CallbackType.of(request.getKind());
-    if (c != null && type != null) { // an unknown kind is refused below, and heard as nothing
-      c.notify(() -> c.listener.callback(type, request.getArgumentsJson()));
+    if (type != null) { // an unknown kind is refused below, and heard as nothing
+      c.notify(() -> c.listener.callback(type, CallbackArguments.of(request.getArgumentsJson())));
     }
     ownCallbacks.enter(() -> tenantCallbacks.enter(() -> {
-      if (isClosed()) {
+      try {
+        if (isClosed()) {
+          served();
+          return;
+        }
+        answer(request);
+      } catch (Throwable e) { // answer() catches its own; this is the last guard of the places
+        LOG.warn("callback {} of sandbox {} could not start: {}", request.getKind(), id(), e.toString());
         served();
-        return;
       }
-      answer(request);
     }));
     if (ownCallbacks.waiting() >= MAX_WAITING_CALLBACKS) {
       live.endpoint().pauseReading();
+    }
+  }
+
+  /**
+   * A callback that names no running cell, or another cell than the running one: the runner sends a
+   * cell's calls only while that cell runs, so this is a stream the sandbox's code took over (a
+   * thread left behind by an earlier cell, say). It is refused without being served, counted, cited
+   * or recorded; the code hears why, and the sandbox is ended as for any protocol error (a call from
+   * a sandbox already ending or closed is only refused).
+   */
+  private void outsideCell(CallbackRequest request) {
+    String name = callbackName(request.getKind());
+    metrics.callback(name, "refused", Duration.ZERO);
+    String cellId = CallbackArguments.cut(request.getCellId(), 40);
+    live.endpoint().send(GatewayMessage.newBuilder().setCallbackReply(CallbackReply.newBuilder()
+        .setCallId(request.getCallId())
+        .setError(CallbackError.newBuilder().setType("RuntimeError").setMessage(name
+            + "() was called outside its cell (cell id '" + cellId + "' is not the running cell's); a call is"
+            + " served only while the cell that makes it runs"))).build());
+    boolean ending;
+    synchronized (this) {
+      ending = closed || deadReason != null;
+    }
+    if (!ending) {
+      protocolError("a " + name + " callback outside its cell (cell id '" + cellId + "')");
     }
   }
 
@@ -344,21 +378,33 @@ final class GrpcSandboxSession implements SandboxSession {
     }
   }
 
+  /**
+   * Serves one callback and replies. Whatever happens inside (an Error such as OutOfMemoryError
+   * included), its places are given back exactly once: a leak would stop the tenant's callbacks for
+   * good once {@code callbacksPerTenant} had leaked.
+   */
   private void answer(CallbackRequest request) {
     long started = System.nanoTime();
     Future<String> result;
     try {
       result = call(request.getKind(), request.getArgumentsJson());
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       result = Future.failedFuture(e);
     }
-    result.onComplete(ar -> {
-      try {
-        reply(request, ar, started);
-      } finally {
-        served();
-      }
-    });
+    try {
+      result.onComplete(ar -> {
+        try {
+          reply(request, ar, started);
+        } catch (Throwable e) {
+          LOG.warn("callback {} of sandbox {}: no reply could be sent: {}", request.getKind(), id(), e.toString());
+        } finally {
+          served();
+        }
+      });
+    } catch (Throwable e) {
+      LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), e.toString());
+      served();
+    }
   }
 
   private void reply(CallbackRequest request, io.vertx.core.AsyncResult<String> ar, long started) {
@@ -702,7 +748,7 @@ final class GrpcSandboxSession implements SandboxSession {
     void notify(Runnable call) {
       try {
         call.run();
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
         LOG.warn("cell listener failed: {}", e.toString());
       }
     }

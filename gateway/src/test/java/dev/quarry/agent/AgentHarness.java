@@ -52,12 +52,21 @@ public final class AgentHarness implements AutoCloseable {
 
   /** With at most {@code maxActive} sandboxes, a request waiting up to {@code maxWait} for room. */
   public AgentHarness(boolean cancelOnDisconnect, int maxActive, Duration maxWait) throws IOException {
-    String image = RunnerImage.ensure();
+    this(cancelOnDisconnect, maxActive, maxWait, RunnerImage.ensure(), a -> a);
+  }
+
+  /** On a sandbox image of the test's own, with agent settings it adjusts. */
+  public AgentHarness(String image, java.util.function.UnaryOperator<AgentSettings> adjust) throws IOException {
+    this(false, SandboxSettings.DEFAULT_MAX_ACTIVE, SandboxSettings.DEFAULT_MAX_WAIT, image, adjust);
+  }
+
+  private AgentHarness(boolean cancelOnDisconnect, int maxActive, Duration maxWait, String image,
+      java.util.function.UnaryOperator<AgentSettings> adjust) throws IOException {
     model = ScriptedModelServer.start(vertx);
-    AgentSettings agent = AgentSettings.fromEnv(Map.of())
+    AgentSettings agent = adjust.apply(AgentSettings.fromEnv(Map.of())
         .withEndpoint(model.baseUrl(), "test-key", "scripted-model")
         .withRetries(3, Duration.ofMillis(20), Duration.ofMillis(200), 50, Duration.ofSeconds(30))
-        .withCancelOnDisconnect(cancelOnDisconnect);
+        .withCancelOnDisconnect(cancelOnDisconnect));
     gateway = TestGateway.startWithAgent(dataDir -> {
       try {
         Path runRoot = Files.createDirectories(dataDir.resolve("run"));

@@ -311,8 +311,8 @@ class EscapeCorpusTest {
     }
 
     @Override
-    public void callback(CallbackType kind, String argumentsJson) {
-      seen.append('\n').append(kind).append(' ').append(argumentsJson).append('\n');
+    public void callback(CallbackType kind, CallbackArguments arguments) {
+      seen.append('\n').append(kind).append(' ').append(arguments.preview().encode()).append('\n');
     }
 
     @Override

@@ -252,7 +252,7 @@ class SandboxCapacityTest {
   private static CellListener signal(Promise<Void> running) {
     return new CellListener() {
       @Override
-      public void callback(CallbackType kind, String argumentsJson) {
+      public void callback(CallbackType kind, CallbackArguments arguments) {
         running.tryComplete();
       }
     };

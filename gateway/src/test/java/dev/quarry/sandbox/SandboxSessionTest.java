@@ -129,7 +129,7 @@ class SandboxSessionTest {
           print(hits[-1]['query'], hits[-1]['limit'], docs[0]['title'], answer)
           """, sf.options(), new CellListener() {
             @Override
-            public void callback(CallbackType kind, String argumentsJson) {
+            public void callback(CallbackType kind, CallbackArguments arguments) {
               synchronized (calls) {
                 calls.add(kind.name());
               }
@@ -237,7 +237,7 @@ class SandboxSessionTest {
       Future<CellOutcome> cell = s.execute("await list_documents()\n" + UNINTERRUPTIBLE, wall(60_000),
           new CellListener() {
             @Override
-            public void callback(CallbackType kind, String argumentsJson) {
+            public void callback(CallbackType kind, CallbackArguments arguments) {
               running.tryComplete();
             }
           });
@@ -262,7 +262,7 @@ class SandboxSessionTest {
       Promise<Void> running = Promise.promise();
       CellListener signal = new CellListener() {
         @Override
-        public void callback(CallbackType kind, String argumentsJson) {
+        public void callback(CallbackType kind, CallbackArguments arguments) {
           running.tryComplete();
         }
       };
@@ -286,7 +286,7 @@ class SandboxSessionTest {
     Future<CellOutcome> cell = s.execute("await list_documents()\n" + UNINTERRUPTIBLE, wall(60_000),
         new CellListener() {
           @Override
-          public void callback(CallbackType kind, String argumentsJson) {
+          public void callback(CallbackType kind, CallbackArguments arguments) {
             running.tryComplete();
           }
         });
