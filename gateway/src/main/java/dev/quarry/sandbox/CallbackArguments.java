@@ -15,6 +15,8 @@ public record CallbackArguments(JsonObject preview, int chars, boolean cut) {
   /** The most arguments (keys) kept in a preview; the runner's calls have at most two. */
   public static final int KEYS = 4;
   private static final int KEY_CHARS = 40;
+  /** Arguments longer than this are previewed as text, not parsed. */
+  static final int PARSED_CHARS = 65_536;
 
   /**
    * A preview of a call's arguments: the JSON object with each string cut to {@value #VALUE_CHARS}
@@ -25,6 +27,11 @@ public record CallbackArguments(JsonObject preview, int chars, boolean cut) {
    */
   public static CallbackArguments of(String json) {
     String raw = json == null ? "" : json;
+    if (raw.length() > PARSED_CHARS) {
+      // Not parsed for a preview: a sandbox may send 16 MB a call, and parsing it only to cut it
+      // would cost that much garbage each time. Its start, as text, is the preview.
+      return new CallbackArguments(new JsonObject().put("unparsed", cut(raw, VALUE_CHARS)), raw.length(), true);
+    }
     JsonObject parsed;
     try {
       parsed = raw.isBlank() ? new JsonObject() : new JsonObject(raw);
