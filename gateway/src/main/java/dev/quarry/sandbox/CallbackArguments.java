@@ -15,8 +15,11 @@ public record CallbackArguments(JsonObject preview, int chars, boolean cut) {
   /** The most arguments (keys) kept in a preview; the runner's calls have at most two. */
   public static final int KEYS = 4;
   private static final int KEY_CHARS = 40;
-  /** Arguments longer than this are previewed as text, not parsed. */
-  static final int PARSED_CHARS = 65_536;
+  /**
+   * Arguments longer than this are previewed as text, not parsed: the gateway refuses such a call
+   * unparsed ({@link GrpcSandboxSession#MAX_CALLBACK_ARGUMENT_CHARS}), and a sandbox may send 16 MB.
+   */
+  static final int PARSED_CHARS = GrpcSandboxSession.MAX_CALLBACK_ARGUMENT_CHARS;
 
   /**
    * A preview of a call's arguments: the JSON object with each string cut to {@value #VALUE_CHARS}
@@ -28,8 +31,8 @@ public record CallbackArguments(JsonObject preview, int chars, boolean cut) {
   public static CallbackArguments of(String json) {
     String raw = json == null ? "" : json;
     if (raw.length() > PARSED_CHARS) {
-      // Not parsed for a preview: a sandbox may send 16 MB a call, and parsing it only to cut it
-      // would cost that much garbage each time. Its start, as text, is the preview.
+      // Not parsed for a preview, as the call itself is not: parsing 16 MB only to cut it would cost
+      // that much garbage each time. Its start, as text, is the preview.
       return new CallbackArguments(new JsonObject().put("unparsed", cut(raw, VALUE_CHARS)), raw.length(), true);
     }
     JsonObject parsed;
