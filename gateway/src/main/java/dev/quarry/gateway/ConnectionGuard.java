@@ -88,11 +88,10 @@ final class ConnectionGuard {
   /**
    * Closes the connections that have had no request under way for longer than the idle limit (as
    * far as the sweeps can tell: one that finished a response is quiet from the first sweep that sees
-   * it finished); returns how many.
+   * it finished).
    */
-  int sweep() {
+  void sweep() {
     long now = System.nanoTime();
-    int closed = 0;
     for (Map.Entry<HttpConnection, Held> e : open.entrySet()) {
       Held held = e.getValue();
       HttpServerResponse latest = held.latest;
@@ -104,20 +103,13 @@ final class ConnectionGuard {
       } else if (now - held.quietSince > idleNanos) {
         open.remove(e.getKey());
         e.getKey().close();
-        closed++;
       }
     }
-    return closed;
   }
 
   /** Sweeps every so often (a fraction of the idle limit); returns the timer. */
   long sweepEvery(Vertx vertx) {
     long period = Math.max(100, Duration.ofNanos(idleNanos).toMillis() / 4);
     return vertx.setPeriodic(period, id -> sweep());
-  }
-
-  /** Connections open now. */
-  int open() {
-    return open.size();
   }
 }

@@ -29,6 +29,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -135,7 +136,7 @@ public final class IngestService {
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
       IngestProgress progress) {
-    java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean cancelled = new AtomicBoolean();
     Runnable end;
     try {
       end = tracker.begin(() -> cancelled.set(true));
