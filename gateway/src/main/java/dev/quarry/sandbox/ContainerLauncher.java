@@ -40,6 +40,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Creates, starts, kills and removes hardened sandbox containers through docker-java.
@@ -319,6 +320,26 @@ public final class ContainerLauncher {
     } catch (RuntimeException e) {
       throw map("inspect sandbox " + sandbox.id(), e);
     }
+  }
+
+  /** How long {@link #exitState} waits for the engine's OOM flag to follow a SIGKILL exit. */
+  static final Duration OOM_FLAG_WAIT = Duration.ofSeconds(2);
+
+  /**
+   * Waits for the container to exit, then returns its state once the engine has settled it. The
+   * engine learns of an OOM kill from its own event, which can arrive after the exit (seen under
+   * load: exit code 137, {@code oomKilled} false for a moment). A SIGKILL exit (137) without the flag
+   * is therefore read again for up to {@link #OOM_FLAG_WAIT} before it is believed.
+   */
+  public ContainerState exitState(Sandbox sandbox, Duration timeout) {
+    awaitExit(sandbox, timeout);
+    ContainerState state = state(sandbox);
+    long deadline = System.nanoTime() + OOM_FLAG_WAIT.toNanos();
+    while (!state.running() && !state.oomKilled() && state.exitCode() == 137 && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
+      state = state(sandbox);
+    }
+    return state;
   }
 
   /** Waits for the container to exit and returns its exit code; fails after {@code timeout}. */

@@ -589,8 +589,7 @@ final class GrpcSandboxSession implements SandboxSession {
   private CellError diagnose() {
     ContainerLauncher.ContainerState state;
     try {
-      launcher.awaitExit(live.sandbox(), EXIT_WAIT);
-      state = launcher.state(live.sandbox());
+      state = launcher.exitState(live.sandbox(), EXIT_WAIT);
     } catch (ContainerException e) {
       if (e.reason() == ContainerException.Reason.NOT_FOUND) {
         return new CellError(CellError.SANDBOX_CRASHED, "the sandbox container disappeared while the cell ran", "");

@@ -217,8 +217,8 @@ class ContainerLauncherTest {
         SandboxLimits.DEFAULTS.withMemoryBytes(48L << 20),
         List.of("python3", "-c", "b = b'x' * (200 * 1024 * 1024); print(len(b))"));
     try {
-      assertThat(launcher.awaitExit(s, Duration.ofSeconds(60))).isEqualTo(137);
-      ContainerLauncher.ContainerState state = launcher.state(s);
+      ContainerLauncher.ContainerState state = launcher.exitState(s, Duration.ofSeconds(60));
+      assertThat(state.exitCode()).isEqualTo(137);
       assertThat(state.oomKilled()).isTrue();
       assertThat(state.running()).isFalse();
     } finally {
