@@ -3,7 +3,8 @@
 It speaks quarry.sandbox.v1 as the real runner does (Ready, then one CellResult per cell), but a
 cell's first line is a directive, not Python:
   #search QUERY          one search(QUERY, limit=3); prints hits=N (a well-behaved cell)
-  #flood N KIND LIMIT    N callbacks at once (KIND search or list_documents; search with LIMIT);
+  #flood N KIND LIMIT    N callbacks at once (KIND search, list_documents or llm; search with LIMIT,
+                         llm with the prompt "hello");
                          prints ok=.. LimitExceeded=.. other=.. when every reply is in
   #hold                  holds the sandbox, doing nothing, until cancelled or its wall time is up
   #stall N LIMIT         N search(limit=LIMIT) calls at once, then never reads the stream again
@@ -120,9 +121,10 @@ class Hostile:
             return self.result(cell, pb.CELL_STATUS_OK, started)
         if directive == "#flood":
             n, kind, limit = int(words[1]), words[2], int(words[3])
-            calls = [self.call(cell, pb.CALLBACK_KIND_SEARCH if kind == "search" else pb.CALLBACK_KIND_LIST_DOCUMENTS,
-                               {"query": "ferry timetable", "limit": limit} if kind == "search" else {})
-                     for _ in range(n)]
+            kinds = {"search": (pb.CALLBACK_KIND_SEARCH, {"query": "ferry timetable", "limit": limit}),
+                     "list_documents": (pb.CALLBACK_KIND_LIST_DOCUMENTS, {}),
+                     "llm": (pb.CALLBACK_KIND_LLM, {"prompt": "hello"})}
+            calls = [self.call(cell, *kinds[kind]) for _ in range(n)]
             replies = self.wait(calls, deadline, cell)
             if replies is None:
                 return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "not every reply came in time")

@@ -29,7 +29,10 @@ final class BudgetedCallbacks implements Callbacks {
   private final AtomicInteger searches = new AtomicInteger();
   private final AtomicInteger llms = new AtomicInteger();
   private final AtomicInteger lists = new AtomicInteger();
-  /** The estimated prompt tokens of llm() calls in flight, which the next call counts as spent. */
+  /**
+   * What llm() calls in flight may still cost (their estimated prompts and their replies' bounds),
+   * which the next call counts as spent.
+   */
   private final AtomicLong reserved = new AtomicLong();
 
   BudgetedCallbacks(TenantCallbacks delegate, Budgets budgets, Citations citations, Consumer<Usage> tokens,
@@ -56,8 +59,10 @@ final class BudgetedCallbacks implements Callbacks {
   /**
    * One llm() call, refused when the analysis' {@code tokens} budget is spent or when the prompt
    * alone (estimated at {@value #CHARS_PER_TOKEN} characters a token) would take what is left;
-   * otherwise asked with {@code max_completion_tokens} of what is left after the prompt, so that
-   * one call cannot run the analysis far past its budget.
+   * otherwise asked with {@code max_completion_tokens} of half of what is left after the prompt, and
+   * that half is reserved with the prompt while the call runs. Calls made at once (a cell's
+   * {@code asyncio.gather}) therefore each see what the others have not reserved, and together stay
+   * within the budget; a lone call's reply may still take half of what is left.
    */
   @Override
   public Future<String> llm(String prompt) {
@@ -76,14 +81,16 @@ final class BudgetedCallbacks implements Callbacks {
           : "llm(): the prompt of about " + estimate + " tokens (" + prompt.length() + " characters) does not fit"
               + " in the " + left + " tokens left of this analysis' " + budgets.tokens() + " (budgets.tokens)"));
     }
-    reserved.addAndGet(estimate);
+    long grant = Math.max(1, (left - estimate) / 2);
+    long reservation = estimate + grant;
+    reserved.addAndGet(reservation);
     // The reply's tokens are counted before its reservation goes, so no check between sees neither.
-    return delegate.completion(prompt, left - estimate)
+    return delegate.completion(prompt, grant)
         .map(c -> {
           tokens.accept(new Usage(c.promptTokens(), c.completionTokens()));
           return c.text();
         })
-        .onComplete(ar -> reserved.addAndGet(-estimate));
+        .onComplete(ar -> reserved.addAndGet(-reservation));
   }
 
   /** Counts one call of a budget, or says why it is refused (and then does not count it). */

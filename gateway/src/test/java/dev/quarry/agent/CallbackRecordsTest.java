@@ -184,8 +184,8 @@ class CallbackRecordsTest {
     assertThat(analysis.getJsonObject("usage").getLong("total_tokens")).isEqualTo(600);
     List<JsonObject> llm = h.model.llmRequests();
     assertThat(llm).hasSize(4);
-    // 500 - 120 used - 2 estimated for the prompt 'hello'.
-    assertThat(llm.get(0).getLong("max_completion_tokens")).isEqualTo(378L);
-    assertThat(llm.get(3).getLong("max_completion_tokens")).isEqualTo(18L);
+    // Half of 500 - 120 used - 2 estimated for the prompt 'hello'; the fourth: half of 20 - 2.
+    assertThat(llm.get(0).getLong("max_completion_tokens")).isEqualTo(189L);
+    assertThat(llm.get(3).getLong("max_completion_tokens")).isEqualTo(9L);
   }
 }

@@ -77,6 +77,8 @@ public final class ScriptedModelServer implements AutoCloseable {
   private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final AtomicInteger ids = new AtomicInteger();
   private volatile Function<String, String> llmReplies = prompt -> "LLM says: " + prompt.length() + " chars";
+  /** Whether llm() replies report the tokens a greedy model would: 4 characters a prompt token, the whole bound. */
+  private volatile boolean llmToTheBound;
   private final HttpServer server;
 
   private ScriptedModelServer(HttpServer server) {
@@ -105,6 +107,16 @@ public final class ScriptedModelServer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * From now on an llm() reply reports as prompt tokens its prompt's characters / 4 (rounded up) and
+   * as completion tokens its request's whole {@code max_completion_tokens}: a model that always
+   * writes as much as it may. Forgotten by {@link #reset}.
+   */
+  public ScriptedModelServer llmToTheBound() {
+    this.llmToTheBound = true;
+    return this;
+  }
+
   /** The agent's chat requests (those with tools), in arrival order. */
   public List<JsonObject> requests() {
     return List.copyOf(requests);
@@ -129,6 +141,7 @@ public final class ScriptedModelServer implements AutoCloseable {
     requests.clear();
     llmRequests.clear();
     authorizations.clear();
+    llmToTheBound = false;
   }
 
   private void handle(HttpServerRequest req) {
@@ -141,8 +154,15 @@ public final class ScriptedModelServer implements AutoCloseable {
       if (!request.containsKey("tools")) {
         llmRequests.add(request);
         String prompt = request.getJsonArray("messages").getJsonObject(0).getString("content");
-        respond(req, completion(new JsonObject().put("role", "assistant").put("content", llmReplies.apply(prompt)),
-            "stop"));
+        JsonObject reply = completion(new JsonObject().put("role", "assistant").put("content", llmReplies.apply(prompt)),
+            "stop");
+        if (llmToTheBound && request.containsKey("max_completion_tokens")) {
+          long in = (prompt.length() + 3) / 4;
+          long out = request.getLong("max_completion_tokens");
+          reply.put("usage", new JsonObject().put("prompt_tokens", in).put("completion_tokens", out)
+              .put("total_tokens", in + out));
+        }
+        respond(req, reply);
         return;
       }
       authorizations.add(String.valueOf(req.getHeader("Authorization")));
