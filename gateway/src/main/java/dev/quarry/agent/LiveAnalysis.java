@@ -180,6 +180,11 @@ public final class LiveAnalysis {
     return writes.otherwiseEmpty();
   }
 
+  /** How many streams listen now. */
+  synchronized int listeners() {
+    return listeners.size();
+  }
+
   /**
    * Sends the events after {@code afterSeq} to the listener, then each new one as it happens.
    * Returns what stops listening.

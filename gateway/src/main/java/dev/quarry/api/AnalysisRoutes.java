@@ -62,7 +62,7 @@ final class AnalysisRoutes {
     start(ApiRoutes.tenant(ctx), request)
         .onSuccess(live -> {
           if (stream) {
-            stream(ctx, live, true);
+            stream(ctx, live, true, 0);
           } else {
             live.finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
           }
@@ -179,13 +179,14 @@ final class AnalysisRoutes {
   }
 
   /**
-   * Sends the analysis' events as they happen, from the first, and ends after the terminal one. A
-   * client that goes away stops listening, and cancels the analysis when so configured.
+   * Sends the analysis' events after {@code afterSeq} as they happen (0: from the first), and ends
+   * after the terminal one. A client that goes away stops listening, and cancels the analysis when so
+   * configured.
    */
-  private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner) {
+  private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner, long afterSeq) {
     HttpServerResponse response = ctx.response();
     EventStream.open(response, ctx.vertx(), heartbeat).putHeader("X-Analysis-Id", live.id().toString());
-    EventStream.follow(response, live, event -> response.write(event.sse()), () -> {
+    EventStream.follow(ctx.request(), ctx.vertx(), live, afterSeq, event -> response.write(event.sse()), () -> {
       if (owner && analyses.settings().cancelOnDisconnect()) {
         live.cancel();
       }
@@ -210,9 +211,10 @@ final class AnalysisRoutes {
   private void events(RoutingContext ctx) {
     UUID tenant = ApiRoutes.tenant(ctx);
     UUID id = analysisId(ctx);
+    long afterSeq = lastEventId(ctx);
     var running = analyses.running(tenant, id);
     if (running.isPresent()) {
-      stream(ctx, running.get(), false);
+      stream(ctx, running.get(), false, afterSeq);
       return;
     }
     analyses.get(tenant, id)
@@ -221,13 +223,13 @@ final class AnalysisRoutes {
           // It may have finished between the two looks: then the store has every event.
           var stillRunning = analyses.running(tenant, id);
           if (stillRunning.isPresent()) {
-            stream(ctx, stillRunning.get(), false);
+            stream(ctx, stillRunning.get(), false, afterSeq);
             return Future.succeededFuture();
           }
           HttpServerResponse response = ctx.response().setChunked(true)
               .putHeader(HttpHeaders.CONTENT_TYPE, EventStream.CONTENT_TYPE)
               .putHeader("X-Analysis-Id", id.toString());
-          replayStored(ctx, response, tenant, id, 0);
+          replayStored(ctx, response, tenant, id, afterSeq);
           return Future.succeededFuture();
         })
         .onFailure(ctx::fail);
@@ -283,6 +285,26 @@ final class AnalysisRoutes {
         .map(found -> found.orElseThrow(() -> missing(id)))
         .onSuccess(result -> ApiRoutes.replyJson(ctx, 200, result))
         .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  /** The longest {@code Last-Event-ID} taken: an event's seq, a long. */
+  private static final int LAST_EVENT_ID_DIGITS = 18;
+
+  /**
+   * The seq after which a stream of events starts: the {@code Last-Event-ID} header, which an
+   * EventSource sends when it reconnects (an event's {@code id} is its seq); 0 without it.
+   */
+  static long lastEventId(RoutingContext ctx) {
+    String raw = ctx.request().getHeader("Last-Event-ID");
+    if (raw == null || raw.isBlank()) {
+      return 0;
+    }
+    String v = raw.strip();
+    if (v.length() > LAST_EVENT_ID_DIGITS || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw ApiError.badRequest("invalid_last_event_id", "header Last-Event-ID = '"
+          + (v.length() > 40 ? v.substring(0, 40) + "..." : v) + "' is not an event's id (its seq: a whole number from 0)");
+    }
+    return Long.parseLong(v);
   }
 
   private static UUID analysisId(RoutingContext ctx) {

@@ -3,14 +3,19 @@ package dev.quarry.api;
 import dev.quarry.agent.AnalysisEvent;
 import dev.quarry.agent.LiveAnalysis;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.RoutingContext;
 
 /** What the API's streaming answers (analyses, executions, ingests) share: server-sent events. */
 final class EventStream {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EventStream.class);
   static final String CONTENT_TYPE = "text/event-stream; charset=utf-8";
 
   private EventStream() {}
@@ -76,16 +81,59 @@ final class EventStream {
     return response;
   }
 
+  /** How long a live stream waits for a client that takes nothing of what waits for it before it is cut. */
+  static final java.time.Duration STALL_LIMIT = java.time.Duration.ofSeconds(15);
+  /** What may wait for one client of a live stream, beyond its connection's own queue, before it is cut at once. */
+  static final long MAX_WAITING_BYTES = 16L << 20;
+
   /**
-   * Puts a running analysis' events, from the first, on an open stream: each event goes to {@code
-   * write} until the stream has ended, and the terminal one ends it ({@code write} writes its own
-   * last words; the response is ended here if it did not). A client that goes away first stops the
-   * listening and runs {@code gone}.
+   * Puts a running analysis' events after {@code afterSeq} (0: from the first) on an open stream:
+   * each event goes to {@code write} until the stream has ended, and the terminal one ends it
+   * ({@code write} writes its own last words; the response is ended here if it did not). A client
+   * that goes away first stops the listening and runs {@code gone}.
+   *
+   * <p>A client that stops reading is cut: once the connection's write queue is full and has not
+   * drained for {@link #STALL_LIMIT}, or {@link #MAX_WAITING_BYTES} more have been written behind it.
+   * Without that, every stalled follower (any number of them, on any running analysis of the tenant)
+   * would hold up to all of an analysis' events in the gateway's memory. A cut closes the connection
+   * without the terminal event and does not run {@code gone} (the analysis goes on); the client
+   * can come back for the rest with {@code Last-Event-ID}.
    */
-  static void follow(HttpServerResponse response, LiveAnalysis live, Consumer<AnalysisEvent> write, Runnable gone) {
+  static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
+      Consumer<AnalysisEvent> write, Runnable gone) {
+    follow(request, vertx, live, afterSeq, write, gone, STALL_LIMIT, MAX_WAITING_BYTES);
+  }
+
+  static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
+      Consumer<AnalysisEvent> write, Runnable gone, java.time.Duration stallLimit, long maxWaitingBytes) {
+    HttpServerResponse response = request.response();
     AtomicBoolean ended = new AtomicBoolean();
     Runnable[] stop = new Runnable[1];
+    Stall stall = new Stall();
+    Runnable cut = () -> {
+      if (ended.compareAndSet(false, true)) {
+        LOG.info("analysis {}: a stream whose client stopped reading was cut ({} bytes behind a full queue)",
+            live.id(), stall.bytes < 0 ? 0 : response.bytesWritten() - stall.bytes);
+        if (stop[0] != null) {
+          stop[0].run();
+        }
+        abort(request.connection());
+      }
+    };
+    // The write queue is looked at every quarter of the stall limit: a queue full at one look and
+    // still full, never drained in between, for the whole limit means the client takes nothing.
+    long period = Math.max(1, stallLimit.toMillis() / 4);
+    long watch = vertx.setPeriodic(period, period, t -> {
+      if (ended.get()) {
+        vertx.cancelTimer(t);
+      } else if (stall.full(response) && System.nanoTime() - stall.since >= stallLimit.toNanos()) {
+        vertx.cancelTimer(t);
+        cut.run();
+      }
+    });
+    response.drainHandler(v -> stall.clear());
     response.closeHandler(v -> {
+      vertx.cancelTimer(watch);
       if (ended.compareAndSet(false, true)) {
         if (stop[0] != null) {
           stop[0].run();
@@ -93,13 +141,18 @@ final class EventStream {
         gone.run();
       }
     });
-    stop[0] = live.listen(0, event -> {
+    stop[0] = live.listen(afterSeq, event -> {
       if (ended.get()) {
         return;
       }
       if (!event.terminal()) {
         write.accept(event);
+        if (stall.full(response) && response.bytesWritten() - stall.bytes > maxWaitingBytes) {
+          vertx.cancelTimer(watch);
+          cut.run();
+        }
       } else if (ended.compareAndSet(false, true)) {
+        vertx.cancelTimer(watch);
         write.accept(event);
         if (!response.ended()) {
           response.end();
@@ -108,6 +161,44 @@ final class EventStream {
     });
     if (ended.get()) {
       stop[0].run();
+    }
+  }
+
+  /**
+   * Closes a connection now, dropping what waits to be written. Vert.x's own close (and a reset of an
+   * HTTP/1.1 response whose head is out) first writes everything queued, which a client that reads
+   * nothing never lets happen; Netty's channel close does not wait.
+   */
+  private static void abort(HttpConnection connection) {
+    if (connection instanceof ConnectionBase base) {
+      base.channel().close();
+    } else {
+      connection.close();
+    }
+  }
+
+  /**
+   * Since when a follower's write queue has been full without draining: the time and the bytes
+   * written then (-1 while it keeps up). Looked at from the event loop and the analysis' threads.
+   */
+  private static final class Stall {
+    private long since;
+    private long bytes = -1;
+
+    /** Whether the queue is full now; the first time since a drain marks when and at how many bytes. */
+    synchronized boolean full(HttpServerResponse response) {
+      if (!response.writeQueueFull()) {
+        return false;
+      }
+      if (bytes < 0) {
+        bytes = response.bytesWritten();
+        since = System.nanoTime();
+      }
+      return true;
+    }
+
+    synchronized void clear() {
+      bytes = -1;
     }
   }
 }

@@ -386,7 +386,7 @@ final class OpenAiRoutes {
     long createdAt = Instant.now().getEpochSecond();
     ChunkWriter chunks = new ChunkWriter(response, id, createdAt, includeUsage);
     chunks.delta(new JsonObject().put("role", "assistant").put("content", ""));
-    EventStream.follow(response, live, event -> {
+    EventStream.follow(ctx.request(), ctx.vertx(), live, 0, event -> {
       JsonObject e = new JsonObject(event.json());
       switch (event.type()) {
         case AnalysisEvent.STARTED -> chunks.reasoning("Analysis " + live.id() + " started.\n");

@@ -298,6 +298,26 @@ class AnalysisEndToEndTest {
   }
 
   @Test
+  @DisplayName("GET /events takes up after Last-Event-ID, as an EventSource reconnecting sends it; a malformed one is a 400")
+  void eventsResumeAfterLastEventId() throws Exception {
+    h.model.then(execute("print(6 * 7)"), answer("42", "print(6 * 7)"));
+    JsonObject analysis = h.post("/v1/analyses", new JsonObject().put("question", "Six times seven?")).bodyAsJsonObject();
+    String path = "/v1/analyses/" + analysis.getString("id") + "/events";
+    List<JsonObject> all = AgentHarness.events(h.get(path).bodyAsString());
+    assertThat(all.size()).isGreaterThan(3);
+    var resumed = h.gateway.client().get(path).putHeader("Last-Event-ID", "2").send().await();
+    assertThat(resumed.statusCode()).isEqualTo(200);
+    List<JsonObject> rest = AgentHarness.events(resumed.bodyAsString());
+    assertThat(rest).containsExactlyElementsOf(all.subList(2, all.size()));
+    assertThat(rest.get(0).getLong("seq")).isEqualTo(3L);
+    for (String bad : List.of("-1", "two", "1e3", "99999999999999999999")) {
+      var r = h.gateway.client().get(path).putHeader("Last-Event-ID", bad).send().await();
+      assertThat(r.statusCode()).as(bad).isEqualTo(400);
+      assertThat(r.bodyAsJsonObject().getJsonObject("error").getString("code")).isEqualTo("invalid_last_event_id");
+    }
+  }
+
+  @Test
   @DisplayName("bad requests get 4xx errors that name the problem")
   void badRequests() {
     assertThat(h.post("/v1/analyses", new JsonObject()).statusCode()).isEqualTo(400);
