@@ -7,15 +7,16 @@
    already queued, writes its files afterwards: documents/<tenant>/<doc>/content.txt of a deleted
    tenant comes back, and nothing ever removes it.
 
-    TRIALS=5 THREADS=6 python3 r6_delete_leftovers.py
-Each trial: a fresh tenant, THREADS threads ingesting ~60 KB text documents back to back and
+    TRIALS=5 THREADS=3 python3 r6_delete_leftovers.py
+Each trial: a fresh tenant, THREADS threads ingesting small text documents (SIZE sentences) back to back and
 executions (each start syncs /documents), the tenant deleted after DELAY s; then its files are listed.
 """
 import os, subprocess, threading, time
 import r6_rt as rt
 
 TRIALS = int(os.environ.get("TRIALS", "5"))
-THREADS = int(os.environ.get("THREADS", "6"))
+THREADS = int(os.environ.get("THREADS", "3"))
+SIZE = int(os.environ.get("SIZE", "40"))
 DELAY = float(os.environ.get("DELAY", "3"))
 ROOT = os.path.join(rt.VAR, "data-%d" % rt.PORT, "documents")
 
@@ -37,7 +38,7 @@ def trial(n):
         while not stop[0]:
             j += 1
             try:
-                st, _, _ = rt.req("POST", "/v1/documents", {"content": ("Trial %d thread %d doc %d: revenue grew. " % (n, i, j)) * 1500,
+                st, _, _ = rt.req("POST", "/v1/documents", {"content": ("Trial %d thread %d doc %d: revenue grew. " % (n, i, j)) * SIZE,
                                                            "uri": "t%d-%d" % (i, j)}, k=k, timeout=60)
             except Exception as e:
                 st = type(e).__name__
@@ -50,6 +51,7 @@ def trial(n):
             except Exception as e:
                 st = type(e).__name__
             counts["exec %s" % st] = counts.get("exec %s" % st, 0) + 1
+            time.sleep(0.3)
 
     ts = [threading.Thread(target=ingester, args=(i,)) for i in range(THREADS)] + [threading.Thread(target=executor)]
     [t.start() for t in ts]
