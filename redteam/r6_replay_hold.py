@@ -18,7 +18,7 @@ import r6_rt as rt
 N = int(os.environ.get("N", "60"))
 HOLD = float(os.environ.get("HOLD", "90"))
 RCVBUF = int(os.environ.get("RCVBUF", "4096"))
-ID_FILE = os.path.join(rt.VAR, "replay_id")
+ID_FILE = os.path.join(rt.VAR, os.environ.get("ID_FILE", "replay_id"))
 
 
 def analysis():
