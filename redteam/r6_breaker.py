@@ -1,4 +1,4 @@
-"""R6-4: one tenant opens the model's circuit breaker for every tenant. The breaker (shared by the
+"""R6-3: one tenant opens the model's circuit breaker for every tenant. The breaker (shared by the
 whole gateway) counts a call that timed out as a failure of the endpoint, and the timeout of an
 llm() is the caller's own deadline: a cell with a short wall time that asks llm() for something the
 model takes longer to write fails its call by its own choice. Eight in a row open the breaker for

@@ -1,4 +1,4 @@
-"""R6-8: a client that hangs up in the middle of a request body (a key is needed: the body is read
+"""R6-7: a client that hangs up in the middle of a request body (a key is needed: the body is read
 after authentication) makes the gateway log an ERROR "unexpected failure" (HttpClosedException,
 ErrorMapping's default case) and try to answer 500. N requests -> N ERROR lines: alerts on ERROR
 rates fire, and the log grows at the client's pace.

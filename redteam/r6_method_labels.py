@@ -1,4 +1,4 @@
-"""R6-3: the HTTP method is a metric label, and any token is a method: every request with a method
+"""R6-2: the HTTP method is a metric label, and any token is a method: every request with a method
 never seen before (no key needed; it is answered 405) adds a family of time series to the
 registry for good: heap that only grows, and a /metrics scrape that grows with it (each series line
 repeats the method, up to ~4 KB).

@@ -1,4 +1,4 @@
-"""R6-2: a client that asks for a finished analysis' stored events and never reads them holds its
+"""Probe (held, see README Round 6 "What held"): a client that asks for a finished analysis' stored events and never reads them holds its
 connection for ever, and a page of events on the gateway's heap. The replay waits for the write queue
 to drain before reading the next page (AnalysisRoutes.replayStored), the response is neither ended
 nor closed, so ConnectionGuard counts it as a request under way and never closes it: no idle limit,

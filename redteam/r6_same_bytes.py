@@ -1,4 +1,4 @@
-"""R6-6: an ingest whose bytes equal any other document of the tenant is answered "unchanged" with
+"""R6-4: an ingest whose bytes equal any other document of the tenant is answered "unchanged" with
 that other document, whatever its uri: the uri's own document is neither created nor replaced.
 
 A client that keeps uri B up to date sends B's new version; when those bytes happen to be what

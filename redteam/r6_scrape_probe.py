@@ -1,4 +1,4 @@
-"""R6-3 (impact): while /metrics is scraped (as Prometheus does every 15-30 s), another tenant's
+"""R6-2 (impact): while /metrics is scraped (as Prometheus does every 15-30 s), another tenant's
 searches and /healthz on the API port. Run after r6_method_labels.py.
     SCRAPES=5 python3 r6_scrape_probe.py
 """
