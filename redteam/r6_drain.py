@@ -6,7 +6,7 @@ var6/<port>.pid; restart it afterwards). Kills the gateway: run it last.
 1. An ingest of a ~400 KB text document (slow to embed) and a streamed analysis (a cell waiting
    30 s on llm()) are started; SIGTERM comes 1.5 s later.
 2. During the drain: a search, /healthz, /readyz, a new ingest, a new analysis, each on a fresh
-   connection; then 45 silent connections are opened and looked at 4 idle limits later (R6-7: the
+   connection; then 45 silent connections are opened and looked at 4 idle limits later (R6-6: the
    drain stops the idle sweep at once, Gateway.stop cancels connectionSweep, so silent connections
    are never closed again while the gateway drains, up to QUARRY_DRAIN_GRACE_SECONDS + shutdown).
 3. After exit: the ingest's answer, and whether the database holds a half-written document
