@@ -41,6 +41,11 @@ class MetricsEndpointTest {
     HttpResponse<Buffer> ready = gateway.client().get("/readyz").send().await();
     assertThat(ready.statusCode()).as(ready.bodyAsString()).isEqualTo(200);
     readyz = ready.bodyAsJsonObject();
+    for (String method : java.util.List.of("BREW", "WHEN", "X" + "Y".repeat(300))) {
+      HttpResponse<Buffer> odd = gateway.bareClient().request(io.vertx.core.http.HttpMethod.valueOf(method), "/v1/search")
+          .send().await();
+      assertThat(odd.statusCode()).as(method).isBetween(400, 499);
+    }
     HttpResponse<Buffer> metrics = gateway.metricsClient().get("/metrics").send().await();
     assertThat(metrics.statusCode()).isEqualTo(200);
     contentType = metrics.getHeader("Content-Type");
@@ -101,6 +106,15 @@ class MetricsEndpointTest {
     // The SLO rules read the 1 s bucket.
     assertThat(scrape.value("vertx_http_server_response_time_seconds_bucket", "route", "/v1/search", "le", "1.0"))
         .isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("labels a request's method only when it is a standard one: any other token a client sends is OTHER")
+  void methodLabelsAreBounded() {
+    var methods = scrape.samples().stream().map(sample -> sample.labels().get("method"))
+        .filter(java.util.Objects::nonNull).collect(java.util.stream.Collectors.toSet());
+    assertThat(methods).contains("POST", "OTHER").allMatch(m -> m.equals("OTHER") || m.matches("[A-Z]{3,7}"))
+        .doesNotContain("BREW", "WHEN");
   }
 
   @Test
