@@ -81,6 +81,13 @@ final class ErrorMapping {
           && e.getMessage().contains("_tenant_id_fkey") -> new ApiError(401, "unauthorized",
           "the tenant of this API key was deleted while the request ran; nothing of it was stored");
       case HttpException e -> fromStatus(ctx, e.getStatusCode(), e.getPayload());
+      // The client hung up before its request was read (a body cut short): nobody to answer, and
+      // nothing the gateway did wrong, so no error in the log (red team R6-7).
+      case io.vertx.core.http.HttpClosedException e -> {
+        log.debug("client closed the connection during {} {} (request {})", ctx.request().method(),
+            ctx.request().path(), ctx.<String>get(RequestIds.HEADER));
+        yield new ApiError(400, "connection_closed", "the connection closed before the request was read");
+      }
       case null -> fromStatus(ctx, status, null);
       case Exception e when e.getClass().getName().startsWith(FORM_DECODER_PACKAGE) ->
           // Netty's form decoder, reading a form body the client sent where none was expected or

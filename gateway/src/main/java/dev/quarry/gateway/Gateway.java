@@ -379,7 +379,8 @@ public final class Gateway extends VerticleBase {
     vertx.cancelTimer(probeTimer);
     vertx.cancelTimer(sweepTimer);
     vertx.cancelTimer(searchWatch);
-    vertx.cancelTimer(connectionSweep);
+    // The connection sweep goes on until the server has shut down: connections opened during the
+    // drain and left silent are closed as at any other time (red team R6-6).
     Future<Void> drained = lifecycle == null ? Future.succeededFuture() : lifecycle.drain(ops.drainGrace());
     return drained.eventually(() -> {
       // The re-embed ends after its batch in flight, while the server drains.
@@ -388,8 +389,10 @@ public final class Gateway extends VerticleBase {
           ? Future.succeededFuture()
           : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
       // Scraped until the API has drained, so the drain itself shows in the metrics.
-      serverClosed = serverClosed.eventually(() -> metricsServer == null ? Future.succeededFuture()
-          : metricsServer.close());
+      serverClosed = serverClosed.eventually(() -> {
+        vertx.cancelTimer(connectionSweep);
+        return metricsServer == null ? Future.succeededFuture() : metricsServer.close();
+      });
       // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
       Future<Void> sandboxesClosed = sandboxes == null ? Future.succeededFuture() : sandboxes.close();
       return Future.join(reembedStopped, serverClosed, sandboxesClosed);

@@ -58,6 +58,31 @@ class ConnectionGuardTest {
   }
 
   @Test
+  @DisplayName("while the gateway drains (an ingest still running), a silent connection is still closed once idle")
+  void idleConnectionsCloseWhileDraining() throws Exception {
+    try (TestGateway gateway = TestGateway.start(c -> c.withHttpIdleSeconds(1))) {
+      StringBuilder text = new StringBuilder("# Long\n\n");
+      for (int i = 0; i < 80; i++) {
+        text.append("## Section ").append(i).append("\n\n").append("The tide table of berth ").append(i)
+            .append(" lists the hours the quay floods at spring tides. ".repeat(20)).append("\n\n");
+      }
+      var ingest = gateway.client().post("/v1/documents").timeout(300_000).sendJsonObject(new JsonObject()
+          .put("uri", "long.md").put("content_type", "text/markdown").put("content", text.toString()));
+      var lifecycle = gateway.gateway().lifecycle();
+      dev.quarry.support.Await.until(() -> lifecycle.running() == 1, java.time.Duration.ofSeconds(30),
+          "the ingest to register with the drain");
+      var stopped = gateway.vertx().close(); // the drain waits for the ingest
+      try (Socket silent = connect(gateway)) {
+        assertThat(readToClose(silent)).isEmpty();
+        assertThat(lifecycle.running()).as("closed by the sweep while the drain still waited, not by the shutdown")
+            .isEqualTo(1);
+      }
+      // The drain then lets the ingest finish or stops it; which is GatewayOpsTest's matter.
+      stopped.await();
+    }
+  }
+
+  @Test
   @DisplayName("a request under way is not cut for being quiet: an upload whose body pauses longer than"
       + " the idle limit is answered")
   void quietRequestIsNotCut() throws Exception {
