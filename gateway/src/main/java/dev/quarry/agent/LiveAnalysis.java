@@ -181,7 +181,7 @@ public final class LiveAnalysis {
   }
 
   /** How many streams listen now. */
-  synchronized int listeners() {
+  public synchronized int followers() {
     return listeners.size();
   }
 

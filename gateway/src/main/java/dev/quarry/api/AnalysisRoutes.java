@@ -214,7 +214,7 @@ final class AnalysisRoutes {
     long afterSeq = lastEventId(ctx);
     var running = analyses.running(tenant, id);
     if (running.isPresent()) {
-      stream(ctx, running.get(), false, afterSeq);
+      follow(ctx, running.get(), afterSeq);
       return;
     }
     analyses.get(tenant, id)
@@ -223,7 +223,7 @@ final class AnalysisRoutes {
           // It may have finished between the two looks: then the store has every event.
           var stillRunning = analyses.running(tenant, id);
           if (stillRunning.isPresent()) {
-            stream(ctx, stillRunning.get(), false, afterSeq);
+            follow(ctx, stillRunning.get(), afterSeq);
             return Future.succeededFuture();
           }
           HttpServerResponse response = ctx.response().setChunked(true)
@@ -285,6 +285,23 @@ final class AnalysisRoutes {
         .map(found -> found.orElseThrow(() -> missing(id)))
         .onSuccess(result -> ApiRoutes.replyJson(ctx, 200, result))
         .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  /**
+   * The most streams that follow one running analysis at once (its own POST's included): each holds
+   * a connection, and without a bound one tenant's followers of one analysis could take every
+   * connection the gateway allows (red team R6-1).
+   */
+  static final int MAX_FOLLOWERS = 8;
+
+  /** A further stream of a running analysis, unless it already has {@link #MAX_FOLLOWERS}. */
+  private void follow(RoutingContext ctx, LiveAnalysis live, long afterSeq) {
+    if (live.followers() >= MAX_FOLLOWERS) {
+      throw new ApiError(429, "too_many_followers", "analysis " + live.id() + " already has " + MAX_FOLLOWERS
+          + " event streams following it, the most one running analysis may have; read its events from one"
+          + " of them, or once it has finished");
+    }
+    stream(ctx, live, false, afterSeq);
   }
 
   /** The longest {@code Last-Event-ID} taken: an event's seq, a long. */

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Bounds what a client can hold of a server without sending requests: a connection that has no
  * request under way for {@code idle} (one that never finished a request's head, or a kept-alive one
- * after its last response) is closed, and past {@code max} open connections a new one is closed as it
- * comes. Before, nothing ever closed a connection: 19,990 silent or half-sent ones, no key needed,
+ * after its last response) is closed, and at {@code max} open connections a new one displaces the
+ * oldest quiet one (or, when all are busy, is closed as it comes). Before, nothing ever closed a connection: 19,990 silent or half-sent ones, no key needed,
  * took every file descriptor and every request of every tenant timed out (red team round 5, R5-6).
  *
  * <p>A request under way is never cut here, however long it is quiet: an analysis answered after
@@ -48,29 +48,81 @@ final class ConnectionGuard {
   private final int max;
   private final Map<HttpConnection, Held> open = new ConcurrentHashMap<>();
   private final AtomicInteger refused = new AtomicInteger();
+  private final AtomicInteger evicted = new AtomicInteger();
+  /** The open connections, oldest first (guarded by itself). */
+  private final java.util.LinkedHashSet<HttpConnection> arrivals = new java.util.LinkedHashSet<>();
 
   ConnectionGuard(Duration idle, int max) {
     this.idleNanos = idle.toNanos();
     this.max = max;
   }
 
-  /** The server's connection handler: counts the connection in, or closes it past the cap. */
+  /**
+   * The server's connection handler: counts the connection in. At the cap it first makes room by
+   * closing the longest-open connection that has no request under way (a silent one, or a kept-alive
+   * one between requests); only when none of the {@value #EVICTION_SCAN} oldest is quiet is the new
+   * connection closed instead. So silent connections, which cost nothing to open and need no key,
+   * cannot keep everyone else out: each new one displaces the oldest silent one (red team R6-1),
+   * while a client's connection, open a moment before it sends its request, is the youngest.
+   */
   void connected(HttpConnection connection) {
-    if (open.size() >= max) {
+    if (open.size() >= max && !evictQuiet()) {
       int n = refused.incrementAndGet();
       if (n == 1 || n % 1000 == 0) {
-        log.warn("{} open connections, the most QUARRY_MAX_CONNECTIONS allows: closing new ones ({} so far)",
-            open.size(), n);
+        log.warn("{} open connections, the most QUARRY_MAX_CONNECTIONS allows, each with a request under way:"
+            + " closing new ones ({} so far)", open.size(), n);
       }
       connection.close();
       return;
     }
     open.put(connection, new Held(System.nanoTime()));
+    synchronized (arrivals) {
+      arrivals.add(connection);
+    }
     // Counted out when it closes, whoever closes it. Not through closeHandler: Vert.x keeps one, and
     // an upload sets its own on the request's connection.
     if (connection instanceof ConnectionBase base) {
-      base.closeFuture().onComplete(v -> open.remove(connection));
+      base.closeFuture().onComplete(v -> forget(connection));
     }
+  }
+
+  private void forget(HttpConnection connection) {
+    open.remove(connection);
+    synchronized (arrivals) {
+      arrivals.remove(connection);
+    }
+  }
+
+  /** How many of the oldest connections are looked at for a quiet one to close at the cap. */
+  static final int EVICTION_SCAN = 256;
+
+  /** Closes the oldest connection without a request under way, among the first {@value #EVICTION_SCAN}. */
+  private boolean evictQuiet() {
+    HttpConnection victim = null;
+    synchronized (arrivals) {
+      int looked = 0;
+      for (var it = arrivals.iterator(); it.hasNext() && looked < EVICTION_SCAN; looked++) {
+        HttpConnection c = it.next();
+        Held held = open.get(c);
+        HttpServerResponse latest = held == null ? null : held.latest;
+        if (held == null || latest == null || latest.ended() || latest.closed()) {
+          it.remove();
+          victim = c;
+          break;
+        }
+      }
+    }
+    if (victim == null) {
+      return false;
+    }
+    open.remove(victim);
+    int n = evicted.incrementAndGet();
+    if (n == 1 || n % 1000 == 0) {
+      log.warn("{} open connections, the most QUARRY_MAX_CONNECTIONS allows: closing the oldest quiet ones to"
+          + " make room ({} so far)", open.size(), n);
+    }
+    victim.close();
+    return true;
   }
 
   /** {@code handler}, with each request noted as its connection's latest. */
@@ -101,7 +153,7 @@ final class ConnectionGuard {
       } else if (held.quietSince == BUSY) {
         held.quietSince = now;
       } else if (now - held.quietSince > idleNanos) {
-        open.remove(e.getKey());
+        forget(e.getKey());
         e.getKey().close();
       }
     }

@@ -183,6 +183,9 @@ public final class Gateway extends VerticleBase {
           opsRoutes.mountProbes(router);
           Router metricsRouter = Router.router(vertx);
           opsRoutes.mountMetrics(metricsRouter);
+          // The probes on the metrics port too: the kubelet's liveness probe must not fail, and restart
+          // the gateway, because clients hold the API port's connections (red team R6-1).
+          opsRoutes.mountProbes(metricsRouter);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           Future<Void> reaped = sandboxes.start().recover(e -> {
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());

@@ -35,7 +35,7 @@ public final class OpsRoutes {
     router.get("/readyz").handler(this::readyz);
   }
 
-  /** {@code GET /metrics}, on the metrics port's router (which serves nothing else). */
+  /** {@code GET /metrics}, on the metrics port's router (which serves only it and the probes). */
   public void mountMetrics(Router router) {
     router.get("/metrics").handler(this::metrics);
   }

@@ -318,6 +318,37 @@ class AnalysisEndToEndTest {
   }
 
   @Test
+  @DisplayName("a running analysis has at most 8 event streams following it; a ninth is 429 too_many_followers")
+  void followersAreBounded() throws Exception {
+    ScriptedModelServer.Held held = new ScriptedModelServer.Held();
+    h.model.then(held, answer("done", "print(1)"));
+    var posted = h.gateway.client().post("/v1/analyses").sendJsonObject(new JsonObject().put("question", "Wait?"));
+    held.asked().get(120, java.util.concurrent.TimeUnit.SECONDS);
+    String id = h.get("/v1/analyses").bodyAsJsonObject().getJsonArray("analyses").getJsonObject(0).getString("id");
+    var http = java.net.http.HttpClient.newHttpClient();
+    var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(h.gateway.url() + "/v1/analyses/" + id + "/events"))
+        .header("Authorization", "Bearer " + h.gateway.apiKey()).header("Accept", "text/event-stream").build();
+    List<java.io.InputStream> streams = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 8; i++) {
+        var r = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(r.statusCode()).as("follower " + i).isEqualTo(200);
+        streams.add(r.body());
+      }
+      var ninth = h.get("/v1/analyses/" + id + "/events");
+      assertThat(ninth.statusCode()).as(ninth.bodyAsString()).isEqualTo(429);
+      assertThat(ninth.bodyAsJsonObject().getJsonObject("error").getString("code")).isEqualTo("too_many_followers");
+    } finally {
+      for (var in : streams) {
+        in.close();
+      }
+      held.reply().complete(execute("print(1)"));
+    }
+    JsonObject done = posted.await().bodyAsJsonObject();
+    assertThat(done.getString("status")).as(done.encodePrettily()).isEqualTo("succeeded");
+  }
+
+  @Test
   @DisplayName("bad requests get 4xx errors that name the problem")
   void badRequests() {
     assertThat(h.post("/v1/analyses", new JsonObject()).statusCode()).isEqualTo(400);

@@ -23,6 +23,6 @@ public final class LiveAnalysisProbe {
 
   /** How many streams listen to it now. */
   public static int listeners(LiveAnalysis live) {
-    return live.listeners();
+    return live.followers();
   }
 }

@@ -156,7 +156,7 @@ class MetricsEndpointTest {
 
   @Test
   @DisplayName("is served on a port of its own: the API's port answers 404 to it, with a tenant's key,"
-      + " the admin token or nothing; the metrics port serves nothing else")
+      + " the admin token or nothing; the metrics port serves nothing else but the probes")
   void ownPort() {
     assertThat(gateway.metricsPort()).isNotEqualTo(gateway.port());
     for (var client : java.util.List.of(gateway.client(), gateway.admin(), gateway.bareClient())) {
@@ -164,9 +164,13 @@ class MetricsEndpointTest {
       assertThat(onApi.statusCode()).isEqualTo(404);
       assertThat(onApi.bodyAsString()).doesNotContain("quarry_");
     }
-    for (String path : java.util.List.of("/v1/documents", "/healthz", "/readyz", "/v1/admin/tenants", "/")) {
+    for (String path : java.util.List.of("/v1/documents", "/v1/search", "/v1/admin/tenants", "/")) {
       assertThat(gateway.metricsClient().get(path).send().await().statusCode()).as(path).isEqualTo(404);
     }
+    // The probes answer there too, so the kubelet's liveness probe does not depend on the API port.
+    assertThat(gateway.metricsClient().get("/healthz").send().await().bodyAsJsonObject().getString("status"))
+        .isEqualTo("alive");
+    assertThat(gateway.metricsClient().get("/readyz").send().await().statusCode()).isEqualTo(200);
     assertThat(gateway.metricsClient().post("/metrics").send().await().statusCode()).isEqualTo(405);
   }
 
