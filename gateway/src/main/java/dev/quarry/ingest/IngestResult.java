@@ -25,7 +25,7 @@ public record IngestResult(
   public enum Status {
     /** A new document. */
     CREATED,
-    /** The same bytes were already there: nothing was written. */
+    /** The uri's document already held the same bytes: nothing was written. */
     UNCHANGED,
     /** A changed source with a known uri replaced the old version atomically. */
     REPLACED

@@ -19,6 +19,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.security.MessageDigest;
@@ -39,7 +40,7 @@ public final class IngestService {
   private static final Logger LOG = LoggerFactory.getLogger(IngestService.class);
   /** Passages per embedder call: big enough to amortise the call, small enough to bound memory. */
   static final int EMBED_BATCH = 32;
-  /** Attempts of the write transaction when a concurrent ingest of the same source gets in first. */
+  /** Attempts of the write transaction when a concurrent ingest of the same uri gets in first. */
   private static final int WRITE_ATTEMPTS = 3;
 
   private final Vertx vertx;
@@ -130,8 +131,8 @@ public final class IngestService {
 
   /**
    * As {@link #ingest(UUID, IngestRequest, long)}, reporting to {@code progress} once the document is
-   * converted and after each batch of chunks the model embeds. A document whose bytes are already
-   * stored reports nothing. It starts when the tenant has fewer than {@link #TENANT_WORKERS} ingests
+   * converted and after each batch of chunks the model embeds. A document whose uri already holds
+   * these bytes reports nothing. It starts when the tenant has fewer than {@link #TENANT_WORKERS} ingests
    * running, and waits its turn otherwise.
    */
   public Future<IngestResult> ingest(UUID tenantId, IngestRequest request, long storedBytesLimit,
@@ -178,16 +179,28 @@ public final class IngestService {
           SourceType type = converters.detect(fileName, request.contentType(), bytes);
           return new Sniffed(type, sha256(bytes));
         }, false)
+        // The uri decides which document this is; its bytes only whether it changes. The same bytes
+        // under another uri are another document (red team R6-4: they were "unchanged" with that
+        // one, and this uri kept its old text). Looked at again under a lock when it is written.
         .compose(sniffed -> Database.inTenant(pool, tenantId,
-                conn -> conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(tenantId, sniffed.hash())))
-            .compose(rows -> rows.size() > 0
-                ? Future.succeededFuture(unchanged(rows.iterator().next()))
+                conn -> conn.preparedQuery(Sql.FIND_BY_URI).execute(Tuple.of(tenantId, uri)))
+            .compose(rows -> sameBytes(rows, sniffed.hash()) != null
+                ? Future.succeededFuture(unchanged(sameBytes(rows, sniffed.hash())))
                 : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress, cancelled)
                     .compose(prepared -> write(prepared, 1)
                         .compose(written -> syncQuietly(prepared, written)))));
   }
 
   private record Sniffed(SourceType type, String hash) {}
+
+  /** The uri's document when it already holds these bytes, else null. */
+  private static Row sameBytes(RowSet<Row> byUri, String hash) {
+    if (byUri.size() == 0) {
+      return null;
+    }
+    Row row = byUri.iterator().next();
+    return hash.equals(row.getString("content_hash")) ? row : null;
+  }
 
   /** Everything the transaction writes, computed before it opens so it stays short. */
   private record Prepared(
@@ -276,7 +289,7 @@ public final class IngestService {
     return sb.append(']').toString();
   }
 
-  /** A concurrent ingest inserted the same uri or bytes first; the transaction is rolled back. */
+  /** A concurrent ingest inserted the same uri first; the transaction is rolled back. */
   private static final class LostRace extends RuntimeException {
     LostRace() {
       super("a concurrent ingest of the same source committed first", null, false, false);
@@ -300,17 +313,32 @@ public final class IngestService {
         });
   }
 
+  /**
+   * Creates the uri's document, replaces it, or leaves it when it already holds these bytes (a
+   * concurrent ingest of the same uri and bytes got in first). The uri's row is locked before it is
+   * compared, so two ingests of one uri write one after the other; two that both find no row race
+   * on the insert, and the loser ({@link LostRace}) looks again. The stored-bytes lock is taken
+   * before the row's, in every ingest, as before.
+   */
   private Future<Written> writeIn(SqlConnection conn, Prepared p) {
-    return conn.preparedQuery(Sql.FIND_BY_HASH).execute(Tuple.of(p.tenantId(), p.hash()))
-        .compose(byHash -> {
-          if (byHash.size() > 0) {
-            return Future.succeededFuture(new Written(unchanged(byHash.iterator().next()), null));
+    Tuple key = Tuple.of(p.tenantId(), p.uri());
+    return conn.preparedQuery(Sql.FIND_BY_URI).execute(key)
+        .compose(byUri -> {
+          Row same = sameBytes(byUri, p.hash());
+          if (same != null) {
+            return Future.succeededFuture(new Written(unchanged(same), null));
           }
           return checkStoredBytes(conn, p)
-              .compose(v -> conn.preparedQuery(Sql.FIND_BY_URI_FOR_UPDATE).execute(Tuple.of(p.tenantId(), p.uri())))
-              .compose(byUri -> byUri.size() > 0
-                  ? replace(conn, p, byUri.iterator().next().getUUID("id"))
-                  : insert(conn, p, UUID.randomUUID()));
+              .compose(v -> conn.preparedQuery(Sql.FIND_BY_URI_FOR_UPDATE).execute(key))
+              .compose(locked -> {
+                Row now = sameBytes(locked, p.hash());
+                if (now != null) {
+                  return Future.succeededFuture(new Written(unchanged(now), null));
+                }
+                return locked.size() > 0
+                    ? replace(conn, p, locked.iterator().next().getUUID("id"))
+                    : insert(conn, p, UUID.randomUUID());
+              });
         });
   }
 

@@ -58,6 +58,13 @@ public final class DocumentsFs {
 
   private record Known(String marker, FileTime modified) {}
 
+  /**
+   * Tenants deleted through this gateway ({@link #tenantDeleted}): nothing is written for them any
+   * more, so a write queued or asked for around the deletion cannot bring back their directories.
+   * Tenant ids are random and never reused; one entry per deleted tenant, for the process's life.
+   */
+  private final Set<UUID> deletedTenants = ConcurrentHashMap.newKeySet();
+
   public DocumentsFs(Vertx vertx, Pool pool, Path root) {
     this.vertx = vertx;
     this.pool = pool;
@@ -77,19 +84,59 @@ public final class DocumentsFs {
     return root.resolve(".staging");
   }
 
-  /** Brings the tenant's directory up to date with the database, writing only what changed. */
+  /**
+   * Brings the tenant's directory up to date with the database, writing only what changed. Fails
+   * for a tenant deleted through this gateway: there is nothing to mount.
+   */
   public Future<Path> sync(UUID tenantId) {
-    return inTurn(tenantId, () -> syncNow(tenantId));
+    return inTurn(tenantId, () -> deletedTenants.contains(tenantId)
+        ? Future.failedFuture(new IllegalStateException("tenant " + tenantId + " was deleted"))
+        : syncNow(tenantId));
   }
 
-  /** Runs {@code work} after the tenant's syncs, writes and deletions asked for before it. */
+  /**
+   * Removes a deleted tenant's files, its directory and its version markers under {@code .state},
+   * after the tenant's syncs and writes asked for before it (one running now finishes first); from
+   * now on {@link #written} and {@link #deleted} do nothing for it and {@link #sync} fails, so no
+   * write, queued before or asked for after, recreates them (red team R6-5). Call it once the
+   * tenant's rows are gone.
+   */
+  public Future<Void> tenantDeleted(UUID tenantId) {
+    Future<Path> removed;
+    synchronized (lastSync) {
+      // Marked and queued at once: any write asked for from now on does nothing, every one before
+      // runs first.
+      deletedTenants.add(tenantId);
+      removed = lastSync.getOrDefault(tenantId, Future.succeededFuture())
+          .transform(ignored -> vertx.executeBlocking(() -> {
+            known.remove(tenantId);
+            deleteRecursively(tenantDir(tenantId));
+            deleteRecursively(stateDir(tenantId));
+            return tenantDir(tenantId);
+          }, false));
+      lastSync.put(tenantId, removed);
+    }
+    return removed.andThen(done -> {
+      synchronized (lastSync) {
+        lastSync.remove(tenantId, removed);
+      }
+    }).mapEmpty();
+  }
+
+  /**
+   * Runs {@code work} after the tenant's syncs, writes and deletions asked for before it. For a
+   * deleted tenant nothing is queued (its entry is gone): {@code work} sees it deleted at once.
+   */
   private Future<Path> inTurn(UUID tenantId, Supplier<Future<Path>> work) {
     synchronized (lastSync) {
-      Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
-      Future<Path> next = previous.transform(ignored -> work.get());
-      lastSync.put(tenantId, next);
-      return next;
+      if (!deletedTenants.contains(tenantId)) {
+        Future<Path> previous = lastSync.getOrDefault(tenantId, Future.succeededFuture());
+        Future<Path> next = previous.transform(ignored -> work.get());
+        lastSync.put(tenantId, next);
+        return next;
+      }
     }
+    return work.get();
   }
 
   /** The columns an ingest's INSERT or UPDATE of a document returns, for {@link #written}. */
@@ -108,7 +155,9 @@ public final class DocumentsFs {
    */
   public Future<Path> written(UUID tenantId, Row document, String content, List<DocItem> items) {
     return inTurn(tenantId, () -> vertx.executeBlocking(() -> {
-      write(tenantId, document.getUUID("id"), rendered(document, content, items));
+      if (!deletedTenants.contains(tenantId)) {
+        write(tenantId, document.getUUID("id"), rendered(document, content, items));
+      }
       return tenantDir(tenantId);
     }, false));
   }
@@ -119,6 +168,9 @@ public final class DocumentsFs {
    */
   public Future<Path> deleted(UUID tenantId, UUID documentId) {
     return inTurn(tenantId, () -> vertx.executeBlocking(() -> {
+      if (deletedTenants.contains(tenantId)) {
+        return tenantDir(tenantId);
+      }
       String name = documentId.toString();
       knownOf(tenantId).remove(documentId);
       deleteRecursively(tenantDir(tenantId).resolve(name));
@@ -192,6 +244,7 @@ public final class DocumentsFs {
 
   /** Removes directories of documents that are gone; returns the documents to (re)write. */
   private List<Version> staleAndChanged(UUID tenantId, List<Version> versions) throws IOException {
+    refuseDeleted(tenantId);
     Path dir = tenantDir(tenantId);
     Path state = stateDir(tenantId);
     Files.createDirectories(dir);
@@ -302,6 +355,7 @@ public final class DocumentsFs {
 
   /** Writes into a staging directory, then renames it into place: readers see old or new, whole. */
   private void write(UUID tenantId, UUID documentId, Rendered files) throws IOException {
+    refuseDeleted(tenantId);
     String name = documentId.toString();
     Files.createDirectories(tenantDir(tenantId));
     Files.createDirectories(stateDir(tenantId));
@@ -327,6 +381,13 @@ public final class DocumentsFs {
     }
     writeAtomically(stateDir(tenantId).resolve(name), files.marker());
     knownOf(tenantId).put(documentId, new Known(files.marker(), modified(target)));
+  }
+
+  /** Stops a sync of a tenant deleted while it ran, before it creates any of its directories. */
+  private void refuseDeleted(UUID tenantId) {
+    if (deletedTenants.contains(tenantId)) {
+      throw new IllegalStateException("tenant " + tenantId + " was deleted");
+    }
   }
 
   /** A temporary file in the same directory, then an atomic rename over the target. */

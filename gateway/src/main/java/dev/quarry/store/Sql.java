@@ -56,8 +56,12 @@ public final class Sql {
 
   // The ingest transaction.
 
-  public static final String FIND_BY_HASH = "SELECT id, title, source_type, item_count, chunk_count"
-      + " FROM documents WHERE tenant_id = $1 AND content_hash = $2";
+  /**
+   * The document an ingest is about: the uri is a document's identity, its bytes are not (two uris
+   * may hold the same bytes, V17). Its hash tells whether the ingest changes anything.
+   */
+  public static final String FIND_BY_URI = "SELECT id, title, source_type, item_count, chunk_count, content_hash"
+      + " FROM documents WHERE tenant_id = $1 AND uri = $2";
 
   /** Held to commit: a tenant's ingests check its stored-bytes quota one after the other. */
   public static final String LOCK_TENANT_STORAGE =
@@ -71,11 +75,10 @@ public final class Sql {
       + " + octet_length(uri)), 0)::bigint AS bytes FROM documents WHERE tenant_id = $1 AND uri <> $2";
 
   /** Locks the row so two replacements of one uri happen one after the other. */
-  public static final String FIND_BY_URI_FOR_UPDATE =
-      "SELECT id FROM documents WHERE tenant_id = $1 AND uri = $2 FOR UPDATE";
+  public static final String FIND_BY_URI_FOR_UPDATE = FIND_BY_URI + " FOR UPDATE";
 
   /**
-   * Returns no row when a concurrent ingest of the same bytes or uri won the race: the caller then
+   * Returns no row when a concurrent ingest of the same uri won the race: the caller then
    * looks again instead of failing on the unique constraint.
    */
   public static final String INSERT_DOCUMENT = "INSERT INTO documents (id, tenant_id, title, uri,"

@@ -145,6 +145,73 @@ class ApiRoutesTest {
   }
 
   @Test
+  @DisplayName("the uri decides which document an ingest is about (red team R6-4): uri B's new version equal"
+      + " to A's bytes replaces B (201, B's id), A's bytes under a new uri (JSON, multipart, streamed, or no"
+      + " uri) are a document of their own; only the same uri with the same bytes is unchanged")
+  void sameBytesUnderAnotherUri() {
+    TestGateway.NewTenant tenant = gateway.createTenant("same-bytes");
+    io.vertx.ext.web.client.WebClient client = gateway.clientFor(tenant.apiKey());
+    String report = "Quarterly report: revenue 7 million, margin 31 percent.";
+    java.util.function.Function<JsonObject, HttpResponse<Buffer>> post =
+        body -> client.post("/v1/documents").sendJsonObject(body).await();
+    JsonObject a = post.apply(new JsonObject().put("content", report).put("uri", "reports/a").put("title", "A"))
+        .bodyAsJsonObject();
+    JsonObject b = post.apply(new JsonObject().put("content", "Draft: revenue unknown, to be filled in.")
+        .put("uri", "reports/b").put("title", "B draft")).bodyAsJsonObject();
+
+    HttpResponse<Buffer> b2 = post.apply(new JsonObject().put("content", report).put("uri", "reports/b")
+        .put("title", "B final"));
+    assertThat(b2.statusCode()).as(b2.bodyAsString()).isEqualTo(201);
+    assertThat(b2.bodyAsJsonObject().getString("status")).isEqualTo("replaced");
+    assertThat(b2.bodyAsJsonObject().getString("id")).isEqualTo(b.getString("id")).isNotEqualTo(a.getString("id"));
+    assertThat(b2.bodyAsJsonObject().getString("title")).isEqualTo("B final");
+    JsonObject bNow = client.get("/v1/documents/" + b.getString("id")).send().await().bodyAsJsonObject();
+    assertThat(bNow.getInteger("version")).isEqualTo(2);
+    assertThat(bNow.getString("title")).isEqualTo("B final");
+    assertThat(client.get("/v1/documents/" + b.getString("id") + "/content").send().await().bodyAsString())
+        .isEqualTo(report);
+    JsonArray hits = client.post("/v1/search").sendJsonObject(new JsonObject().put("query", "draft revenue unknown"))
+        .await().bodyAsJsonObject().getJsonArray("results");
+    assertThat(hits.stream().map(h -> ((JsonObject) h).getString("content"))).noneMatch(c -> c.contains("Draft"));
+
+    // A's bytes under uris not seen before: each a new document, whichever way they come.
+    MultipartForm form = MultipartForm.create().attribute("uri", "reports/c")
+        .binaryFileUpload("file", "c.txt", Buffer.buffer(report), "text/plain");
+    HttpResponse<Buffer> c = client.post("/v1/documents").sendMultipartForm(form).await();
+    HttpResponse<Buffer> named = client.post("/v1/documents").sendMultipartForm(MultipartForm.create()
+        .binaryFileUpload("file", "d.txt", Buffer.buffer(report), "text/plain")).await();
+    HttpResponse<Buffer> streamed = client.post("/v1/documents?stream=true")
+        .sendJsonObject(new JsonObject().put("content", report).put("uri", "reports/e")).await();
+    HttpResponse<Buffer> noUri = post.apply(new JsonObject().put("content", report));
+    assertThat(streamed.statusCode()).isEqualTo(200);
+    assertThat(streamed.bodyAsString()).contains("event: result").contains("\"status\":\"created\"");
+    java.util.Set<String> ids = new java.util.HashSet<>(java.util.List.of(a.getString("id"), b.getString("id")));
+    for (HttpResponse<Buffer> r : java.util.List.of(c, named, noUri)) {
+      assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(201);
+      assertThat(r.bodyAsJsonObject().getString("status")).isEqualTo("created");
+      assertThat(ids.add(r.bodyAsJsonObject().getString("id"))).as("a new id").isTrue();
+    }
+    assertThat(uriOf(client, noUri)).matches("content:sha256:[0-9a-f]{16}");
+    JsonArray docs = client.get("/v1/documents").send().await().bodyAsJsonObject().getJsonArray("documents");
+    assertThat(docs.stream().map(d -> ((JsonObject) d).getString("uri")))
+        .containsExactlyInAnyOrder("reports/a", "reports/b", "reports/c", "d.txt", "reports/e", uriOf(client, noUri));
+
+    // The same uri with the same bytes again: unchanged, that uri's document.
+    HttpResponse<Buffer> again = post.apply(new JsonObject().put("content", report).put("uri", "reports/b"));
+    assertThat(again.statusCode()).isEqualTo(200);
+    assertThat(again.bodyAsJsonObject().getString("status")).isEqualTo("unchanged");
+    assertThat(again.bodyAsJsonObject().getString("id")).isEqualTo(b.getString("id"));
+    HttpResponse<Buffer> noUriAgain = post.apply(new JsonObject().put("content", report));
+    assertThat(noUriAgain.statusCode()).isEqualTo(200);
+    assertThat(noUriAgain.bodyAsJsonObject().getString("id")).isEqualTo(noUri.bodyAsJsonObject().getString("id"));
+  }
+
+  private static String uriOf(io.vertx.ext.web.client.WebClient client, HttpResponse<Buffer> ingested) {
+    return client.get("/v1/documents/" + ingested.bodyAsJsonObject().getString("id")).send().await()
+        .bodyAsJsonObject().getString("uri");
+  }
+
+  @Test
   @DisplayName("a JSON body {title, uri, content, content_type} is ingested like a file")
   void jsonIngest() {
     JsonObject body = new JsonObject()

@@ -154,6 +154,30 @@ class TenantAdminTest {
   }
 
   @Test
+  @DisplayName("deleting a tenant removes its /documents files and their version markers under .state (red team R6-5)")
+  void deleteTenantRemovesItsFiles() {
+    TestGateway.NewTenant doomed = gateway.createTenant("doomed-files");
+    TestGateway.NewTenant survivor = gateway.createTenant("survivor-files");
+    WebClient doomedClient = gateway.clientFor(doomed.apiKey());
+    for (String uri : new String[] {"one.md", "two.md", "three.md"}) {
+      assertThat(ingest(doomedClient, uri).statusCode()).isEqualTo(201);
+    }
+    assertThat(ingest(gateway.clientFor(survivor.apiKey()), "kept.md").statusCode()).isEqualTo(201);
+    java.nio.file.Path root = gateway.config().dataDir().resolve("documents");
+    java.nio.file.Path state = root.resolve(".state").resolve(doomed.id().toString());
+    assertThat(root.resolve(doomed.id().toString())).isDirectory();
+    assertThat(state).isDirectory();
+
+    HttpResponse<Buffer> deleted = gateway.admin().delete("/v1/admin/tenants/" + doomed.id()).send().await();
+    assertThat(deleted.statusCode()).as(deleted.bodyAsString()).isEqualTo(204);
+
+    assertThat(root.resolve(doomed.id().toString())).doesNotExist();
+    assertThat(state).doesNotExist();
+    assertThat(root.resolve(survivor.id().toString())).isDirectory();
+    assertThat(root.resolve(".state").resolve(survivor.id().toString())).isDirectory();
+  }
+
+  @Test
   @DisplayName("deleting a tenant gives back at once the memory its search copies held (before, they stayed"
       + " until evicted, taking budget from live tenants)")
   void deleteTenantFreesItsSearchCopies() throws Exception {

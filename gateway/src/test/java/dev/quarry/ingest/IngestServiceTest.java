@@ -120,7 +120,7 @@ class IngestServiceTest {
   }
 
   @Test
-  @DisplayName("the same bytes again (under any uri) are UNCHANGED: same id, nothing written")
+  @DisplayName("the same bytes again under the same uri are UNCHANGED: same id, nothing written")
   void unchanged() throws Exception {
     UUID tenant = newTenant(db);
     IngestService service = service(embedder());
@@ -129,7 +129,7 @@ class IngestServiceTest {
     long chunks = count(db, "chunks", tenant);
     List<String> updated = column("SELECT updated_at::text FROM documents WHERE id = ?", first.documentId());
 
-    IngestResult again = await(service.ingest(tenant, markdown("another-name.md", MARKDOWN)));
+    IngestResult again = await(service.ingest(tenant, markdown("a.md", MARKDOWN)));
 
     assertThat(again.status()).isEqualTo(Status.UNCHANGED);
     assertThat(again.documentId()).isEqualTo(first.documentId());
@@ -139,6 +139,43 @@ class IngestServiceTest {
     assertThat(count(db, "chunks", tenant)).isEqualTo(chunks);
     assertThat(column("SELECT updated_at::text FROM documents WHERE id = ?", first.documentId()))
         .isEqualTo(updated);
+  }
+
+  @Test
+  @DisplayName("the uri decides the document (red team R6-4): another uri's bytes under a new uri are a"
+      + " new document, and a known uri's new version equal to another's bytes REPLACES it")
+  void uriDecidesNotBytes() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestService service = service(embedder());
+    String draft = "# Draft\n\nRevenue unknown, to be filled in.\n";
+    IngestResult a = await(service.ingest(tenant, markdown("reports/a", MARKDOWN)));
+    IngestResult b = await(service.ingest(tenant, markdown("reports/b", draft)));
+
+    // B's next version happens to be A's bytes: B is replaced, A is left as it was.
+    IngestResult b2 = await(service.ingest(tenant, markdown("reports/b", MARKDOWN)));
+    assertThat(b2.status()).isEqualTo(Status.REPLACED);
+    assertThat(b2.documentId()).isEqualTo(b.documentId()).isNotEqualTo(a.documentId());
+    assertThat(column("SELECT version || ' ' || (content LIKE '%Revenue grew%') FROM documents WHERE id = ?",
+        b.documentId())).containsExactly("2 true");
+    assertThat(column("SELECT count(*)::text FROM chunks WHERE document_id = ? AND content LIKE '%to be filled in%'",
+        b.documentId())).containsExactly("0");
+    assertThat(column("SELECT version::text FROM documents WHERE id = ?", a.documentId())).containsExactly("1");
+
+    // A uri not seen before with A's bytes: a document of its own, with its chunks.
+    IngestResult c = await(service.ingest(tenant, markdown("reports/c", MARKDOWN)));
+    assertThat(c.status()).isEqualTo(Status.CREATED);
+    assertThat(c.documentId()).isNotIn(a.documentId(), b.documentId());
+    assertThat(count(db, "documents", tenant)).isEqualTo(3);
+    assertThat(column("SELECT count(*)::text FROM chunks WHERE document_id = ?", c.documentId()))
+        .containsExactly(String.valueOf(a.chunkCount()));
+
+    // Deleting A leaves B and C whole.
+    try (Connection conn = db.jdbc(); PreparedStatement del = conn.prepareStatement("DELETE FROM documents WHERE id = ?")) {
+      del.setObject(1, a.documentId());
+      del.executeUpdate();
+    }
+    assertThat(column("SELECT uri FROM documents WHERE tenant_id = ? AND content LIKE '%Revenue grew%' ORDER BY uri",
+        tenant)).containsExactly("reports/b", "reports/c");
   }
 
   @Test
@@ -269,13 +306,13 @@ class IngestServiceTest {
   }
 
   @Test
-  @DisplayName("concurrent ingests of the same bytes make one document; the others are UNCHANGED")
+  @DisplayName("concurrent ingests of one uri with the same bytes make one document; the others are UNCHANGED")
   void concurrentSameBytes() throws Exception {
     UUID tenant = newTenant(db);
     IngestService service = service(embedder());
     List<Future<IngestResult>> all = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      all.add(service.ingest(tenant, markdown("copy-" + i + ".md", MARKDOWN)));
+      all.add(service.ingest(tenant, markdown("copy.md", MARKDOWN)));
     }
     await(Future.all(all));
     Set<UUID> ids = new HashSet<>();
@@ -288,6 +325,26 @@ class IngestServiceTest {
     assertThat(statuses).containsOnlyOnce(Status.CREATED).containsOnly(Status.CREATED, Status.UNCHANGED);
     assertThat(count(db, "documents", tenant)).isEqualTo(1);
     assertThat(count(db, "chunks", tenant)).isEqualTo(all.get(0).result().chunkCount());
+  }
+
+  @Test
+  @DisplayName("concurrent ingests of the same bytes under four uris make four documents")
+  void concurrentSameBytesTwoUris() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestService service = service(embedder());
+    List<Future<IngestResult>> all = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      all.add(service.ingest(tenant, markdown("copy-" + i + ".md", MARKDOWN)));
+    }
+    await(Future.all(all));
+    Set<UUID> ids = new HashSet<>();
+    for (Future<IngestResult> f : all) {
+      assertThat(f.result().status()).isEqualTo(Status.CREATED);
+      ids.add(f.result().documentId());
+    }
+    assertThat(ids).hasSize(4);
+    assertThat(count(db, "documents", tenant)).isEqualTo(4);
+    assertThat(count(db, "chunks", tenant)).isEqualTo(4L * all.get(0).result().chunkCount());
   }
 
   @Test

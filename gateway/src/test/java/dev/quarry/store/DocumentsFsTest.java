@@ -264,6 +264,46 @@ class DocumentsFsTest {
   }
 
   @Test
+  @DisplayName("a deleted tenant's files go, its .state markers too, after the writes queued before; a sync"
+      + " queued before the deletion or asked for after it recreates nothing (red team R6-5)")
+  void tenantDeleted() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestResult doc = add(tenant, "gone.md", MARKDOWN);
+    Pool one = dev.quarry.store.Database.pool(vertx, db.config(), 1);
+    DocumentsFs own = new DocumentsFs(vertx, one, root);
+    try {
+      await(own.sync(tenant));
+      Path dir = own.tenantDir(tenant);
+      Path state = root.resolve(".state").resolve(tenant.toString());
+      assertThat(dir.resolve(doc.documentId().toString()).resolve("content.txt")).isRegularFile();
+      assertThat(state.resolve(doc.documentId().toString())).isRegularFile();
+
+      // A sync queued before the deletion, held at its database read (the pool's one connection is taken).
+      io.vertx.sqlclient.SqlConnection held = await(one.getConnection());
+      io.vertx.core.Future<Path> queued = own.sync(tenant);
+      io.vertx.core.Future<Void> deleted = own.tenantDeleted(tenant);
+      Thread.sleep(200);
+      assertThat(deleted.isComplete()).as("the deletion waits for the sync queued before it").isFalse();
+      await(held.close());
+      await(deleted);
+      assertThat(queued.isComplete()).isTrue();
+      assertThat(dir).doesNotExist();
+      assertThat(state).doesNotExist();
+
+      // After it: a sync fails cleanly, a document's deletion does nothing, and nothing comes back.
+      io.vertx.core.Future<Path> later = own.sync(tenant);
+      await(later.otherwiseEmpty());
+      assertThat(later.failed()).isTrue();
+      assertThat(later.cause()).hasMessageContaining("was deleted");
+      await(own.deleted(tenant, doc.documentId()));
+      assertThat(dir).doesNotExist();
+      assertThat(state).doesNotExist();
+    } finally {
+      await(one.close());
+    }
+  }
+
+  @Test
   @DisplayName("a sync that writes many documents reads them in batches, and writes each one whole")
   void manyDocuments() throws Exception {
     UUID tenant = newTenant(db);
