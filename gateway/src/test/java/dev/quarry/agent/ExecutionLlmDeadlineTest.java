@@ -75,4 +75,26 @@ class ExecutionLlmDeadlineTest {
     }
     h.assertNoSandboxes();
   }
+  @Test
+  @DisplayName("an analysis' llm() held past its cell (30 s, the default) ends with the cell, not with the analysis'"
+      + " longer wall time")
+  void analysisLlmEndsWithItsCell() throws Exception {
+    CompletableFuture<Void> gate = new CompletableFuture<>();
+    h.model.holdLlm(gate);
+    h.model.then(ScriptedModelServer.execute("await llm('hold')"), ScriptedModelServer.answer("done", "print(1)"));
+    try {
+      HttpResponse<Buffer> r = h.gateway.client().post("/v1/analyses").sendJsonObject(new JsonObject()
+          .put("question", "Slow llm?").put("stream", false)
+          .put("budgets", new JsonObject().put("wall_time_ms", 120_000))).await();
+      assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
+      assertThat(h.model.llmRequests()).hasSize(1);
+      Await.until(() -> h.model.llmHangUps() == 1, Duration.ofSeconds(5),
+          "the llm() call to end with its cell (hang-ups " + h.model.llmHangUps() + ")");
+      assertThat(h.gateway.gateway().sandboxes().callbacksInFlight(Tenants.DEFAULT)).isZero();
+    } finally {
+      gate.complete(null);
+      h.model.reset();
+    }
+    h.assertNoSandboxes();
+  }
 }

@@ -160,6 +160,7 @@ public final class ScriptedModelServer implements AutoCloseable {
     authorizations.clear();
     llmToTheBound = false;
     llmGate = null;
+    llmHangUps.set(0);
   }
 
   private void handle(HttpServerRequest req) {
