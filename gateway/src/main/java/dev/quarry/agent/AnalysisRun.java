@@ -67,6 +67,11 @@ final class AnalysisRun implements Runnable {
   private final AtomicLong unmetered = new AtomicLong();
   private BudgetedCallbacks callbacks;
   private Instant deadline;
+  /**
+   * When the running (or last) cell must end: its callbacks' llm() calls end by it rather than
+   * outlive the cell (R6-8). Never later than {@link #deadline}.
+   */
+  private volatile Instant cellDeadline;
   private int turns;
   private long startedNanos;
   private int executions;
@@ -86,6 +91,7 @@ final class AnalysisRun implements Runnable {
     startedNanos = System.nanoTime();
     deps.metrics().analysisStarted();
     deadline = started.plusMillis(budgets.wallTimeMs());
+    cellDeadline = deadline;
     AnalysisOutcome end;
     try {
       JsonObject first = new JsonObject()
@@ -201,7 +207,7 @@ final class AnalysisRun implements Runnable {
   private Optional<AnalysisOutcome> openSandbox() {
     // llm() calls are counted in the tenant's daily tokens by the callbacks themselves; the budget
     // only adds them to the analysis' own usage.
-    callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(live.tenantId(), request.scope(), () -> deadline),
+    callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(live.tenantId(), request.scope(), () -> cellDeadline),
         budgets, citations, this::addCallbackTokens, () -> promptTokens.get() + completionTokens.get());
     try {
       // Cancelled while it waits for room: the wait ends at once (and the sandbox it waited for
@@ -379,6 +385,7 @@ final class AnalysisRun implements Runnable {
         defaults.maxOutputChars(), request.preload().stream().map(UUID::toString).toList());
     CellOutcome outcome;
     try {
+      cellDeadline = deps.clock().instant().plusMillis(options.wallTimeMs());
       Future<CellOutcome> running = session.get().execute(code, options, listener(step));
       // A cancel that came just before the cell started found nothing to stop: stop it now.
       if (live.cancelled()) {

@@ -50,6 +50,11 @@ public final class ModelClient implements AutoCloseable {
   private final CircuitBreaker breaker;
   private final Clock clock;
   private final QuarryMetrics metrics;
+  /**
+   * An attempt bounded by its caller's deadline that failed within this of it was cut by that
+   * deadline, not failed by the endpoint.
+   */
+  static final Duration DEADLINE_SLACK = Duration.ofMillis(100);
 
   public ModelClient(AgentSettings settings) {
     this(settings, new QuarryMetrics());
@@ -226,33 +231,47 @@ public final class ModelClient implements AutoCloseable {
     }
     for (int attempt = 1; ; attempt++) {
       timeLeft(deadline);
-      awaitBreaker(deadline);
+      CircuitBreaker.Permit permit = awaitBreaker(deadline);
       Duration left;
       try {
         // Measured again: the wait for the breaker took part of it.
         left = timeLeft(deadline);
       } catch (ModelFailure outOfTime) {
-        breaker.released();
+        permit.released();
         throw outOfTime;
       }
-      Duration timeout = left.compareTo(settings.requestTimeout()) < 0 ? left : settings.requestTimeout();
+      // Bounded by the caller's deadline rather than by the model's own request timeout?
+      boolean callerBound = left.compareTo(settings.requestTimeout()) < 0;
+      Duration timeout = callerBound ? left : settings.requestTimeout();
+      long sent = System.nanoTime();
       RetryableFailure failure;
       try {
         T result = request.apply(RequestOptions.builder()
             .timeout(Timeout.builder().connect(settings.connectTimeout()).request(timeout).build()).build());
-        breaker.succeeded();
+        permit.succeeded();
         return result;
       } catch (OpenAIServiceException e) {
-        failure = classify(e);
+        failure = classify(e, permit);
       } catch (OpenAIIoException e) {
-        breaker.failed();
+        // A call cut by its own caller (cancelled, or its deadline reached) says nothing about the
+        // endpoint: counting it would let any tenant open the breaker all tenants share with short
+        // deadlines (R6-3). Only a failure with time left on the caller's clock counts.
+        if (Thread.currentThread().isInterrupted()) {
+          permit.released();
+          throw new ModelFailure("Cancelled", "the analysis was cancelled while waiting for the model");
+        }
+        if (callerBound && System.nanoTime() - sent >= timeout.minus(DEADLINE_SLACK).toNanos()) {
+          permit.released();
+          throw new ModelFailure("OutOfTime", "the analysis' time budget ran out while waiting for the model");
+        }
+        permit.failed();
         failure = new RetryableFailure("ModelUnavailable",
             "the model endpoint could not be reached: " + rootMessage(e), Optional.empty());
       } catch (OpenAIException e) {
-        breaker.released();
+        permit.released();
         throw new ModelFailure("ModelRejected", "the model endpoint's reply could not be read: " + rootMessage(e));
-      } catch (RuntimeException e) {
-        breaker.released();
+      } catch (Throwable e) { // an Error too: a half-open trial never released would pause the endpoint for good
+        permit.released();
         throw e;
       }
       if (attempt >= settings.maxAttempts()) {
@@ -289,13 +308,17 @@ public final class ModelClient implements AutoCloseable {
    * budget leaves room for the call after it: a short outage then costs the analyses time, not their
    * answers, while the endpoint sees one trial call instead of every analysis' retries.
    */
-  private void awaitBreaker(Instant deadline) {
-    for (Optional<Duration> wait = breaker.tryAcquire(); wait.isPresent(); wait = breaker.tryAcquire()) {
-      if (clock.instant().plus(wait.get()).isAfter(deadline)) {
-        throw breaker.paused(wait.get());
+  private CircuitBreaker.Permit awaitBreaker(Instant deadline) {
+    for (CircuitBreaker.Admission a = breaker.tryAcquire(); ; a = breaker.tryAcquire()) {
+      if (a.permit() != null) {
+        return a.permit();
+      }
+      Duration wait = a.retryIn();
+      if (clock.instant().plus(wait).isAfter(deadline)) {
+        throw breaker.paused(wait);
       }
       try {
-        Thread.sleep(wait.get());
+        Thread.sleep(wait);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new ModelFailure("Cancelled", "the analysis was cancelled while the model endpoint was paused");
@@ -306,26 +329,26 @@ public final class ModelClient implements AutoCloseable {
   private record RetryableFailure(String type, String message, Optional<Duration> retryAfter) {}
 
   /** Throws for what is not worth retrying; counts server failures against the breaker. */
-  private RetryableFailure classify(OpenAIServiceException e) {
+  private RetryableFailure classify(OpenAIServiceException e, CircuitBreaker.Permit permit) {
     int status = e.statusCode();
     String detail = "HTTP " + status + errorDetail(e);
     if (status == 429) {
       if (isQuota(e)) {
-        breaker.released();
+        permit.released();
         throw new ModelFailure("QuotaExceeded", "the model endpoint says the account is out of quota ("
             + detail + "); add credit or use another key");
       }
       // A rate limit means the endpoint is alive: it does not count towards the breaker.
-      breaker.released();
+      permit.released();
       return new RetryableFailure("RateLimited", "the model endpoint is rate limiting (" + detail + ")",
           retryAfter(e.headers()));
     }
     if (status >= 500 || status == 408) {
-      breaker.failed();
+      permit.failed();
       return new RetryableFailure("ModelUnavailable", "the model endpoint failed (" + detail + ")",
           retryAfter(e.headers()));
     }
-    breaker.released();
+    permit.released();
     throw new ModelFailure("ModelRejected", "the model endpoint refused the request (" + detail + ")");
   }
 

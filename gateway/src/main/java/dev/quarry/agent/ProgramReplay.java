@@ -30,10 +30,13 @@ final class ProgramReplay {
   JsonObject run(String program) {
     Budgets budgets = deps.settings().defaultBudgets();
     Instant deadline = deps.clock().instant().plusMillis(budgets.wallTimeMs());
+    // Its llm() calls end with its cell (R6-8), set when the cell starts; never past the budget.
+    java.util.concurrent.atomic.AtomicReference<Instant> cellDeadline =
+        new java.util.concurrent.atomic.AtomicReference<>(deadline);
     // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did
     // (the callbacks count them); the budgets bound how many it makes and the tokens they take.
     java.util.concurrent.atomic.AtomicLong tokens = new java.util.concurrent.atomic.AtomicLong();
-    BudgetedCallbacks callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(tenantId, scope, () -> deadline),
+    BudgetedCallbacks callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(tenantId, scope, cellDeadline::get),
         budgets, new Citations(), usage -> tokens.addAndGet(usage.total()), tokens::get);
     SandboxSession session;
     try {
@@ -46,6 +49,8 @@ final class ProgramReplay {
     }
     try {
       CellOptions defaults = deps.cellDefaults();
+      Instant cellEnd = deps.clock().instant().plusMillis(defaults.wallTimeMs());
+      cellDeadline.set(cellEnd.isBefore(deadline) ? cellEnd : deadline);
       CellOutcome outcome = session.execute(program, new CellOptions(defaults.wallTimeMs(), defaults.maxOutputChars(),
           preload.stream().map(UUID::toString).toList()), CellListener.NONE).await();
       return outcome.toToolResult();

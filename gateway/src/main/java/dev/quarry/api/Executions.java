@@ -18,10 +18,13 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
 
 /**
  * POST /v1/executions: a program run as one cell in a fresh sandbox of the caller's tenant,
@@ -32,15 +35,16 @@ import java.util.function.Function;
 final class Executions {
   private final SandboxService sandboxes;
   private final DocumentStore documents;
-  private final Function<Scope, TenantCallbacks> callbacks;
+  private final BiFunction<Scope, Supplier<Instant>, TenantCallbacks> callbacks;
 
   /**
    * @param sandboxes null when this gateway cannot run sandboxes (every request then gets 503)
-   * @param callbacks the tenant's callbacks for a scope
+   * @param callbacks the tenant's callbacks for a scope, each llm() ending by the deadline given
    */
   private final java.time.Duration heartbeat;
 
-  Executions(SandboxService sandboxes, DocumentStore documents, Function<Scope, TenantCallbacks> callbacks,
+  Executions(SandboxService sandboxes, DocumentStore documents,
+      BiFunction<Scope, Supplier<Instant>, TenantCallbacks> callbacks,
       java.time.Duration heartbeat) {
     this.heartbeat = heartbeat;
     this.sandboxes = sandboxes;
@@ -116,13 +120,16 @@ final class Executions {
   void handle(RoutingContext ctx, UUID tenantId) {
     Request request = parse(ctx);
     HttpServerResponse response = ctx.response();
+    // The cell's end, set when it starts: its callbacks (an llm() waiting on the model) end by then
+    // rather than outlive the execution (R6-8). No callback is served before the cell starts.
+    AtomicReference<Instant> deadline = new AtomicReference<>(Instant.MAX);
     knownScope(tenantId, request.scope())
         .compose(known -> sandboxes.open(tenantId, request.scope(),
-                new CallbackBudget(callbacks.apply(request.scope()), request.callbacks()))
+                new CallbackBudget(callbacks.apply(request.scope(), deadline::get), request.callbacks()))
             .recover(e -> Future.failedFuture(e instanceof SandboxCapacityExhausted || e instanceof SandboxQuotaExceeded ? e
                 : new ApiError(503, "sandbox_unavailable", "no sandbox could be started: " + e.getMessage()))))
         .onFailure(ctx::fail)
-        .onSuccess(session -> run(ctx, response, session, request));
+        .onSuccess(session -> run(ctx, response, session, request, deadline));
   }
 
   /**
@@ -143,7 +150,8 @@ final class Executions {
     });
   }
 
-  private void run(RoutingContext ctx, HttpServerResponse response, SandboxSession session, Request request) {
+  private void run(RoutingContext ctx, HttpServerResponse response, SandboxSession session, Request request,
+      AtomicReference<Instant> deadline) {
     if (response.closed()) {
       session.close();
       return;
@@ -167,6 +175,7 @@ final class Executions {
         }
       };
     }
+    deadline.set(Instant.now().plusMillis(request.options().wallTimeMs()));
     session.execute(request.code(), request.options(), listener)
         .transform(ar -> session.close().transform(closed -> ar.succeeded()
             ? Future.succeededFuture(ar.result())

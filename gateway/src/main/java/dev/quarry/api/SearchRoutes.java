@@ -26,7 +26,7 @@ record SearchRoutes(Config config, SearchService searchService, DocumentStore do
 
   void execute(RoutingContext ctx) {
     UUID tenant = ApiRoutes.tenant(ctx);
-    new Executions(sandboxes, documentStore, scope -> callbacks.forTenant(tenant, scope), config.sseHeartbeat())
+    new Executions(sandboxes, documentStore, (scope, deadline) -> callbacks.forTenant(tenant, scope, deadline), config.sseHeartbeat())
         .handle(ctx, tenant);
   }
 }

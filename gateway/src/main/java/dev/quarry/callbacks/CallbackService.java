@@ -19,14 +19,12 @@ import java.util.function.Supplier;
 public record CallbackService(SearchService search, DocumentStore documents, QueryRules rules, Llm llm,
     TokenAccount tokens) {
 
-  /** For work with a deadline of its own (an analysis, a replay): each llm() ends by it. */
+  /**
+   * For work with a deadline of its own (an analysis, a replay, an execution's cell): each llm()
+   * ends by it (and within the model's own request timeout).
+   */
   public TenantCallbacks forTenant(UUID tenantId, Scope scope, Supplier<Instant> deadline) {
     return new TenantCallbacks(tenantId, scope, search, documents, rules, llm, tokens, deadline);
-  }
-
-  /** For an execution: each llm() is bounded by the model's own request timeout. */
-  public TenantCallbacks forTenant(UUID tenantId, Scope scope) {
-    return forTenant(tenantId, scope, () -> Instant.MAX);
   }
 
 }

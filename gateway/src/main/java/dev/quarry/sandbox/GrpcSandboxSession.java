@@ -324,15 +324,17 @@ final class GrpcSandboxSession implements SandboxSession {
       c.notify(() -> c.listener.callback(type, CallbackArguments.of(request.getArgumentsJson())));
     }
     ownCallbacks.enter(() -> tenantCallbacks.enter(() -> {
+      Places places = new Places(c);
       try {
-        if (isClosed()) {
-          served();
+        // A call whose cell ended (or whose session closed) while it waited is not served.
+        if (isClosed() || !c.admit(places)) {
+          places.giveBack();
           return;
         }
-        answer(request);
+        answer(request, places);
       } catch (Throwable e) { // answer() catches its own; this is the last guard of the places
         LOG.warn("callback {} of sandbox {} could not start: {}", request.getKind(), id(), e.toString());
-        served();
+        places.giveBack();
       }
     }));
     if (ownCallbacks.waiting() >= MAX_WAITING_CALLBACKS) {
@@ -369,12 +371,37 @@ final class GrpcSandboxSession implements SandboxSession {
     return closed;
   }
 
-  /** One callback is done: its places go to the next ones, and reading resumes once few wait. */
-  private void served() {
-    tenantCallbacks.leave();
-    ownCallbacks.leave();
-    if (ownCallbacks.waiting() <= MAX_WAITING_CALLBACKS / 2) {
-      live.endpoint().resumeReading();
+  /**
+   * The places (one of the sandbox's, one of its tenant's) a callback being served holds. They are
+   * given back once: when the call completes, or when its cell ends (or its session closes) with
+   * the call still running, whichever is first. A call outliving its cell (an llm() still waiting
+   * on the model) then holds none of its tenant's places (R6-8), and its late completion gives
+   * nothing back twice.
+   */
+  private final class Places {
+    private final java.util.concurrent.atomic.AtomicBoolean given = new java.util.concurrent.atomic.AtomicBoolean();
+    private final Cell cell;
+
+    Places(Cell cell) {
+      this.cell = cell;
+    }
+
+    /** Gives the places to the next callbacks, and resumes reading once few wait; true the first time only. */
+    boolean giveBack() {
+      if (!given.compareAndSet(false, true)) {
+        return false;
+      }
+      cell.forget(this);
+      tenantCallbacks.leave();
+      ownCallbacks.leave();
+      if (ownCallbacks.waiting() <= MAX_WAITING_CALLBACKS / 2) {
+        live.endpoint().resumeReading();
+      }
+      return true;
+    }
+
+    boolean givenBack() {
+      return given.get();
     }
   }
 
@@ -383,7 +410,7 @@ final class GrpcSandboxSession implements SandboxSession {
    * included), its places are given back exactly once: a leak would stop the tenant's callbacks for
    * good once {@code callbacksPerTenant} had leaked.
    */
-  private void answer(CallbackRequest request) {
+  private void answer(CallbackRequest request, Places places) {
     long started = System.nanoTime();
     Future<String> result;
     try {
@@ -393,17 +420,20 @@ final class GrpcSandboxSession implements SandboxSession {
     }
     try {
       result.onComplete(ar -> {
+        if (places.givenBack()) {
+          return; // its cell ended first: nobody waits for the reply, and its places are back already
+        }
         try {
           reply(request, ar, started);
         } catch (Throwable e) {
           LOG.warn("callback {} of sandbox {}: no reply could be sent: {}", request.getKind(), id(), e.toString());
         } finally {
-          served();
+          places.giveBack();
         }
       });
     } catch (Throwable e) {
       LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), e.toString());
-      served();
+      places.giveBack();
     }
   }
 
@@ -648,6 +678,8 @@ final class GrpcSandboxSession implements SandboxSession {
     private boolean gatewayCut;
     long timer = -1;
     long cancelTimer = -1;
+    /** The places of this cell's callbacks being served; null once the cell ended. */
+    private java.util.Set<Places> serving = new java.util.HashSet<>();
 
     Cell(String id, CellOptions options, CellListener listener, QuarryMetrics metrics) {
       this.id = id;
@@ -722,7 +754,34 @@ final class GrpcSandboxSession implements SandboxSession {
       return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
+    /** A callback of this cell starts being served; false when the cell has ended. */
+    synchronized boolean admit(Places places) {
+      if (serving == null) {
+        return false;
+      }
+      serving.add(places);
+      return true;
+    }
+
+    synchronized void forget(Places places) {
+      if (serving != null) {
+        serving.remove(places);
+      }
+    }
+
+    /**
+     * Ends the cell once. Its callbacks still being served give their places back first, so that
+     * they are back by the time anyone hears the outcome; their late completions give back nothing.
+     */
     void end(CellOutcome outcome) {
+      java.util.Set<Places> running;
+      synchronized (this) {
+        running = serving;
+        serving = null;
+      }
+      if (running != null) {
+        running.forEach(Places::giveBack);
+      }
       if (promise.tryComplete(outcome)) {
         metrics.cellFinished(outcome(outcome), Duration.ofNanos(System.nanoTime() - startNanos));
       }

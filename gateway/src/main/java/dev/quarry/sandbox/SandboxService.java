@@ -473,4 +473,10 @@ public final class SandboxService {
   public Set<String> liveSandboxIds() {
     return launcher.liveIds();
   }
+
+  /** The tenant's callbacks being served now, across its sandboxes (the places they hold). */
+  public int callbacksInFlight(UUID tenantId) {
+    InFlightLimit limit = tenantCallbacks.get(tenantId);
+    return limit == null ? 0 : limit.running();
+  }
 }

@@ -72,23 +72,48 @@ class AgentRulesTest {
   void circuitBreaker() {
     ManualClock clock = new ManualClock();
     CircuitBreaker breaker = new CircuitBreaker(2, Duration.ofSeconds(30), clock);
-    breaker.acquire();
-    breaker.failed();
-    breaker.acquire();
-    breaker.failed();
+    breaker.acquire().failed();
+    breaker.acquire().failed();
     assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
     assertThatThrownBy(breaker::acquire).isInstanceOf(ModelFailure.class).hasMessageContaining("circuit breaker open");
     clock.now = clock.now.plusSeconds(31);
     assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
-    breaker.acquire();
+    CircuitBreaker.Permit trial = breaker.acquire();
     assertThatThrownBy(breaker::acquire).as("one trial at a time").isInstanceOf(ModelFailure.class);
-    breaker.failed();
+    trial.failed();
     assertThat(breaker.state()).as("a failed trial re-opens it").isEqualTo(CircuitBreaker.State.OPEN);
     clock.now = clock.now.plusSeconds(31);
-    breaker.acquire();
-    breaker.succeeded();
+    breaker.acquire().succeeded();
     assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
     breaker.acquire();
+  }
+
+  @Test
+  @DisplayName("a call released as neutral (cut by its caller) neither counts as a failure nor frees another's"
+      + " half-open trial; a released trial lets the next call be the trial; a permit reports once")
+  void circuitBreakerNeutralRelease() {
+    ManualClock clock = new ManualClock();
+    CircuitBreaker breaker = new CircuitBreaker(2, Duration.ofSeconds(30), clock);
+    for (int i = 0; i < 5; i++) {
+      breaker.acquire().released();
+    }
+    assertThat(breaker.state()).as("released calls are not failures").isEqualTo(CircuitBreaker.State.CLOSED);
+    CircuitBreaker.Permit early = breaker.acquire(); // let through while closed, still running
+    CircuitBreaker.Permit failing = breaker.acquire();
+    failing.failed();
+    failing.failed();
+    assertThat(breaker.state()).as("a permit counts once").isEqualTo(CircuitBreaker.State.CLOSED);
+    breaker.acquire().failed();
+    assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
+    clock.now = clock.now.plusSeconds(31);
+    CircuitBreaker.Permit trial = breaker.acquire();
+    early.released();
+    assertThatThrownBy(breaker::acquire).as("an older call's release does not free the trial")
+        .isInstanceOf(ModelFailure.class);
+    trial.released();
+    assertThat(breaker.state()).as("a released trial leaves it half-open").isEqualTo(CircuitBreaker.State.HALF_OPEN);
+    breaker.acquire().succeeded();
+    assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
   }
 
   @Test

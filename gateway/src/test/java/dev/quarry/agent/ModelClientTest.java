@@ -163,6 +163,61 @@ class ModelClientTest {
   }
 
   @Test
+  @DisplayName("calls cut by their callers' own short deadlines (the model still answering) are not endpoint"
+      + " failures: the shared breaker stays closed and the next call is served (R6-3)")
+  void callerDeadlinesDoNotOpenTheBreaker() {
+    client.close();
+    client = new ModelClient(settings(4, 3));
+    for (int i = 0; i < 6; i++) {
+      server.then(new ScriptedModelServer.Held());
+    }
+    server.then(execute("x"));
+    for (int i = 0; i < 6; i++) {
+      assertThatThrownBy(() -> chat(Duration.ofMillis(250)))
+          .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("OutOfTime"));
+    }
+    assertThat(server.requests()).as("each held call was sent once, never retried past its deadline").hasSize(6);
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+
+    ChatCompletion reply = chat(Duration.ofSeconds(30));
+
+    assertThat(reply.choices().get(0).message().toolCalls()).isPresent();
+  }
+
+  @Test
+  @DisplayName("a half-open trial cut by its caller's deadline leaves the breaker half-open (the next call is"
+      + " the trial), while the endpoint's own timeout within a longer deadline still counts as a failure")
+  void trialCutByItsCaller() {
+    client.close();
+    client = new ModelClient(AgentSettings.fromEnv(Map.of())
+        .withEndpoint(server.baseUrl(), "test-key", "scripted")
+        .withRetries(1, Duration.ofMillis(20), Duration.ofMillis(200), 1, Duration.ofMillis(500)));
+    server.then(status(500), new ScriptedModelServer.Held(), execute("x"));
+    assertThatThrownBy(() -> chat(Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"));
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+    // Waits out the cool-down, goes as the trial, and is cut by its own deadline.
+    assertThatThrownBy(() -> chat(Duration.ofMillis(1_000)))
+        .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("OutOfTime"));
+    assertThat(client.breakerState()).as("a trial cut by its caller neither closes nor re-opens it")
+        .isEqualTo(CircuitBreaker.State.HALF_OPEN);
+    assertThat(chat(Duration.ofSeconds(30)).choices().get(0).message().toolCalls()).isPresent();
+    assertThat(client.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+
+    // The endpoint's own request timeout (300 ms) with 30 s left on the caller's clock: a failure.
+    try (ModelClient slow = new ModelClient(AgentSettings.fromEnv(Map.of("QUARRY_MODEL_TIMEOUT_MS", "300"))
+        .withEndpoint(server.baseUrl(), "test-key", "scripted")
+        .withRetries(1, Duration.ofMillis(20), Duration.ofMillis(200), 1, Duration.ofMinutes(5)))) {
+      server.then(new ScriptedModelServer.Held());
+      assertThatThrownBy(() -> slow.chat(List.of(ChatCompletionMessageParam.ofUser(
+              ChatCompletionUserMessageParam.builder().content("question").build())), List.of(ExecuteCodeTool.DEFINITION),
+          Instant.now().plusSeconds(30)))
+          .isInstanceOfSatisfying(ModelFailure.class, f -> assertThat(f.type()).isEqualTo("ModelUnavailable"));
+      assertThat(slow.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+    }
+  }
+
+  @Test
   @DisplayName("while the breaker is open a call with time to spare waits for the trial instead of failing,"
       + " and the endpoint sees only that trial")
   void breakerWaitsWithinBudget() {

@@ -79,6 +79,9 @@ public final class ScriptedModelServer implements AutoCloseable {
   private volatile Function<String, String> llmReplies = prompt -> "LLM says: " + prompt.length() + " chars";
   /** Whether llm() replies report the tokens a greedy model would: 4 characters a prompt token, the whole bound. */
   private volatile boolean llmToTheBound;
+  /** While set, llm() replies wait for it to complete; see {@link #holdLlm}. */
+  private volatile java.util.concurrent.CompletableFuture<Void> llmGate;
+  private final AtomicInteger llmHangUps = new AtomicInteger();
   private final HttpServer server;
 
   private ScriptedModelServer(HttpServer server) {
@@ -117,6 +120,20 @@ public final class ScriptedModelServer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * From now on llm() replies go out only when {@code gate} completes (a model still writing); a
+   * caller that hangs up before is counted in {@link #llmHangUps}. Forgotten by {@link #reset}.
+   */
+  public ScriptedModelServer holdLlm(java.util.concurrent.CompletableFuture<Void> gate) {
+    this.llmGate = gate;
+    return this;
+  }
+
+  /** llm() requests whose caller closed the connection before the reply went out. */
+  public int llmHangUps() {
+    return llmHangUps.get();
+  }
+
   /** The agent's chat requests (those with tools), in arrival order. */
   public List<JsonObject> requests() {
     return List.copyOf(requests);
@@ -142,6 +159,8 @@ public final class ScriptedModelServer implements AutoCloseable {
     llmRequests.clear();
     authorizations.clear();
     llmToTheBound = false;
+    llmGate = null;
+    llmHangUps.set(0);
   }
 
   private void handle(HttpServerRequest req) {
@@ -161,6 +180,20 @@ public final class ScriptedModelServer implements AutoCloseable {
           long out = request.getLong("max_completion_tokens");
           reply.put("usage", new JsonObject().put("prompt_tokens", in).put("completion_tokens", out)
               .put("total_tokens", in + out));
+        }
+        java.util.concurrent.CompletableFuture<Void> gate = llmGate;
+        if (gate != null) {
+          req.response().closeHandler(v -> {
+            if (!req.response().ended()) {
+              llmHangUps.incrementAndGet();
+            }
+          });
+          gate.thenRun(() -> {
+            if (!req.response().closed()) {
+              respond(req, reply);
+            }
+          });
+          return;
         }
         respond(req, reply);
         return;

@@ -22,7 +22,7 @@ class CallbackGuardsTest {
   @TempDir Path tmp;
 
   /** Search answers with one hit and counts its calls; list_documents and llm are not used. */
-  static final class Counting implements Callbacks {
+  static class Counting implements Callbacks {
     final AtomicInteger searches = new AtomicInteger();
     volatile boolean throwError;
 
@@ -92,6 +92,73 @@ class CallbackGuardsTest {
         assertThat(callbacks.searches.get()).isEqualTo(11);
       } finally {
         await(s.close());
+      }
+      sf.assertClean();
+    }
+  }
+  /** Search answers at once; each llm() is held until the test answers it. */
+  static final class HeldLlm extends Counting {
+    final java.util.List<io.vertx.core.Promise<String>> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public Future<String> llm(String prompt) {
+      io.vertx.core.Promise<String> p = io.vertx.core.Promise.promise();
+      held.add(p);
+      return p.future();
+    }
+  }
+
+  @Test
+  @DisplayName("an llm() still running when its cell times out or its session closes gives the tenant's places"
+      + " back at once, and its late answer gives back nothing twice (R6-8)")
+  void callbacksOutlivingTheirCellGiveTheirPlacesBack() throws Exception {
+    // Two places per tenant: before the fix, two held llm() calls stopped the tenant's next search.
+    SandboxSettings.Fairness fairness = new SandboxSettings.Fairness(100, 2, 2, Duration.ofSeconds(10), 200, 2000);
+    try (SessionFixture sf = new SessionFixture(tmp, RunnerImage.ensure(), 4, Duration.ofSeconds(30), fairness)) {
+      HeldLlm callbacks = new HeldLlm();
+      SandboxSession a1 = await(sf.service.open(sf.fx.tenantA, Scope.ALL, callbacks));
+      SandboxSession a2 = await(sf.service.open(sf.fx.tenantA, Scope.ALL, callbacks));
+      SandboxSession b = await(sf.service.open(sf.fx.tenantA, Scope.ALL, callbacks));
+      try {
+        Future<CellOutcome> c1 = a1.execute("await llm('hold')", wall(1_500), CellListener.NONE);
+        Future<CellOutcome> c2 = a2.execute("await llm('hold')", wall(1_500), CellListener.NONE);
+        CellOutcome o1 = await(c1);
+        CellOutcome o2 = await(c2);
+        assertThat(o1.error().type()).as(o1.toString()).isEqualTo(CellError.TIMEOUT);
+        assertThat(o2.error().type()).as(o2.toString()).isEqualTo(CellError.TIMEOUT);
+        assertThat(callbacks.held).as("both llm() calls were being served").hasSize(2);
+        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).as("places held after the cells ended").isZero();
+
+        long started = System.nanoTime();
+        CellOutcome search = await(b.execute("print(len(await search('ferry')))", wall(10_000), CellListener.NONE));
+        assertThat(search.stdout()).as(search.toString()).isEqualTo("1\n");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+
+        // A session closed while its cell's llm() runs gives the place back too.
+        Future<CellOutcome> c3 = b.execute("await llm('hold')", wall(20_000), CellListener.NONE);
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (callbacks.held.size() < 3 && System.nanoTime() < until) {
+          Thread.sleep(20);
+        }
+        assertThat(callbacks.held).hasSize(3);
+        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isEqualTo(1);
+        await(b.close());
+        assertThat(await(c3).error().type()).isEqualTo(CellError.CANCELLED);
+        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
+
+        // The model answers late: nothing is given back twice (the count would go below zero).
+        callbacks.held.forEach(p -> p.tryComplete("late"));
+        Thread.sleep(200);
+        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
+        SandboxSession d = await(sf.service.open(sf.fx.tenantA, Scope.ALL, callbacks));
+        CellOutcome again = await(d.execute("print(len(await search('ferry')))", wall(10_000), CellListener.NONE));
+        await(d.close());
+        assertThat(again.stdout()).as(again.toString()).isEqualTo("1\n");
+        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
+      } finally {
+        await(a1.close());
+        await(a2.close());
+        await(b.close());
       }
       sf.assertClean();
     }
