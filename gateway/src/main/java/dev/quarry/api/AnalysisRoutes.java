@@ -47,8 +47,11 @@ final class AnalysisRoutes {
   }
 
   /** Each route starts with {@code tenantAuth}, the tenant's API key. */
-  void mount(Router router, io.vertx.core.Handler<RoutingContext> tenantAuth) {
-    router.post("/v1/analyses").handler(tenantAuth).handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeoutMs)).handler(this::create);
+  /** Mounts the routes; {@code takeBody} and {@code bodyRead} go around the request body's reading (BodyPlaces). */
+  void mount(Router router, io.vertx.core.Handler<RoutingContext> tenantAuth,
+      io.vertx.core.Handler<RoutingContext> takeBody, io.vertx.core.Handler<RoutingContext> bodyRead) {
+    router.post("/v1/analyses").handler(tenantAuth).handler(takeBody)
+        .handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeoutMs)).handler(bodyRead).handler(this::create);
     router.get("/v1/analyses").handler(tenantAuth).handler(this::list);
     router.get("/v1/analyses/:id").handler(tenantAuth).handler(this::get);
     router.get("/v1/analyses/:id/events").handler(tenantAuth).handler(this::events);

@@ -43,6 +43,8 @@ public final class ApiRoutes {
   private final SearchRoutes search;
   private final AdminRoutes admin;
   private final Authentication auth;
+  /** Request bodies each tenant is sending at once (R6-1). */
+  private final BodyPlaces bodies = new BodyPlaces();
   private AnalysisRoutes analyses;
   /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
   private volatile int port;
@@ -117,9 +119,10 @@ public final class ApiRoutes {
     Handler<RoutingContext> tenant = auth.tenant();
     long bodyTimeout = config.bodyTimeoutMs();
     Handler<RoutingContext> jsonBody = LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout);
-    router.post("/v1/documents").handler(tenant)
+    router.post("/v1/documents").handler(tenant).handler(bodies.take())
         .handler(new UploadBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout,
             LimitedBody.json(config.maxUploadBytes(), bodyTimeout)))
+        .handler(bodies.release())
         .handler(documents::ingest);
     router.get("/v1/documents").handler(tenant).handler(documents::listDocuments);
     router.get("/v1/documents/:id").handler(tenant).handler(documents::getDocument);
@@ -128,12 +131,16 @@ public final class ApiRoutes {
     router.get("/v1/documents/:id/toc").handler(tenant).handler(documents::toc);
     router.get("/v1/documents/:id/content").handler(tenant).handler(documents::content);
     router.get("/v1/documents/:id/chunks/:chunk").handler(tenant).handler(documents::chunk);
-    router.post("/v1/search").handler(tenant).handler(jsonBody).handler(search::search);
-    router.post("/v1/executions").handler(tenant).handler(jsonBody).handler(search::execute);
+    Handler<RoutingContext> takeBody = bodies.take();
+    Handler<RoutingContext> bodyRead = bodies.release();
+    router.post("/v1/search").handler(tenant).handler(takeBody).handler(jsonBody).handler(bodyRead)
+        .handler(search::search);
+    router.post("/v1/executions").handler(tenant).handler(takeBody).handler(jsonBody).handler(bodyRead)
+        .handler(search::execute);
     admin.mount(router, auth.admin(), LimitedBody.json(ADMIN_BODY_LIMIT, bodyTimeout));
     if (analyses != null) {
-      analyses.mount(router, tenant);
-      new OpenAiRoutes(analyses).mount(router, tenant, jsonBody);
+      analyses.mount(router, tenant, takeBody, bodyRead);
+      new OpenAiRoutes(analyses).mount(router, tenant, takeBody, jsonBody, bodyRead);
     }
     McpTransport mcp = new McpTransport(vertx, config.sseHeartbeat());
     McpServer.async(mcp)
@@ -143,7 +150,7 @@ public final class ApiRoutes {
         .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
         .tools(new McpTools(vertx, analyses, () -> port).specifications())
         .build();
-    mcp.mount(router, tenant, jsonBody);
+    mcp.mount(router, tenant, takeBody, jsonBody, bodyRead);
     new ConsoleRoutes().mount(router); // public: static files only, no secret; see ConsoleRoutes
     router.route().failureHandler(ErrorMapping::render);
     router.errorHandler(404, ErrorMapping::render);

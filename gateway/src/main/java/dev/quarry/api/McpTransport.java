@@ -68,8 +68,9 @@ final class McpTransport implements McpStreamableServerTransportProvider {
     this.sweeper = vertx.setPeriodic(60_000, t -> sweep());
   }
 
-  void mount(Router router, Handler<RoutingContext> tenant, Handler<RoutingContext> body) {
-    router.post(PATH).handler(tenant).handler(body).handler(this::post);
+  void mount(Router router, Handler<RoutingContext> tenant, Handler<RoutingContext> takeBody,
+      Handler<RoutingContext> body, Handler<RoutingContext> bodyRead) {
+    router.post(PATH).handler(tenant).handler(takeBody).handler(body).handler(bodyRead).handler(this::post);
     router.get(PATH).handler(tenant).handler(this::get);
     router.delete(PATH).handler(tenant).handler(this::delete);
   }

@@ -53,8 +53,10 @@ final class OpenAiRoutes {
     this.analyses = analyses;
   }
 
-  void mount(Router router, io.vertx.core.Handler<RoutingContext> tenant, io.vertx.core.Handler<RoutingContext> body) {
-    router.post("/v1/chat/completions").handler(tenant).handler(body).handler(this::complete);
+  void mount(Router router, io.vertx.core.Handler<RoutingContext> tenant, io.vertx.core.Handler<RoutingContext> takeBody,
+      io.vertx.core.Handler<RoutingContext> body, io.vertx.core.Handler<RoutingContext> bodyRead) {
+    router.post("/v1/chat/completions").handler(tenant).handler(takeBody).handler(body).handler(bodyRead)
+        .handler(this::complete);
     router.get("/v1/models").handler(tenant).handler(this::models);
     router.get("/v1/models/:model").handler(tenant).handler(this::model);
   }
