@@ -242,7 +242,8 @@ final class AnalysisRoutes {
    * Writes a finished analysis' stored events from {@code afterSeq} on, a page of
    * {@value #REPLAY_PAGE} at a time, the next page read only once the client has taken the last
    * (the response's write queue drained): a large record costs the gateway one page of memory and
-   * never holds an event loop for long. A failure of the first page is answered as any other
+   * never holds an event loop for long. A client that takes nothing for {@link EventStream#STALL_LIMIT}
+   * is cut. A failure of the first page is answered as any other
    * failure; one midway resets the response (its client sees it cut short, not complete).
    */
   private void replayStored(RoutingContext ctx, HttpServerResponse response, UUID tenant, UUID id, long afterSeq) {
@@ -272,9 +273,16 @@ final class AnalysisRoutes {
       if (page.size() < REPLAY_PAGE) {
         response.end();
       } else if (response.writeQueueFull()) {
+        // A client that takes nothing of the page for the stall limit is cut, as a live stream's is.
+        long stall = ctx.vertx().setTimer(EventStream.STALL_LIMIT.toMillis(), t -> {
+          response.drainHandler(null);
+          HardClose.close(ctx.request().connection());
+        });
         response.drainHandler(v -> {
           response.drainHandler(null);
-          replayStored(ctx, response, tenant, id, last);
+          if (ctx.vertx().cancelTimer(stall)) {
+            replayStored(ctx, response, tenant, id, last);
+          }
         });
       } else {
         replayStored(ctx, response, tenant, id, last);

@@ -7,10 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
-import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.RoutingContext;
 
 /** What the API's streaming answers (analyses, executions, ingests) share: server-sent events. */
@@ -117,7 +115,7 @@ final class EventStream {
         if (stop[0] != null) {
           stop[0].run();
         }
-        abort(request.connection());
+        HardClose.close(request.connection());
       }
     };
     // The write queue is looked at every quarter of the stall limit: a queue full at one look and
@@ -161,19 +159,6 @@ final class EventStream {
     });
     if (ended.get()) {
       stop[0].run();
-    }
-  }
-
-  /**
-   * Closes a connection now, dropping what waits to be written. Vert.x's own close (and a reset of an
-   * HTTP/1.1 response whose head is out) first writes everything queued, which a client that reads
-   * nothing never lets happen; Netty's channel close does not wait.
-   */
-  private static void abort(HttpConnection connection) {
-    if (connection instanceof ConnectionBase base) {
-      base.channel().close();
-    } else {
-      connection.close();
     }
   }
 

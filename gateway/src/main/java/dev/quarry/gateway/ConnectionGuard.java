@@ -5,6 +5,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import dev.quarry.api.HardClose;
 import io.vertx.core.net.impl.ConnectionBase;
 import java.time.Duration;
 import java.util.Map;
@@ -72,7 +73,7 @@ final class ConnectionGuard {
         log.warn("{} open connections, the most QUARRY_MAX_CONNECTIONS allows, each with a request under way:"
             + " closing new ones ({} so far)", open.size(), n);
       }
-      connection.close();
+      HardClose.close(connection);
       return;
     }
     open.put(connection, new Held(System.nanoTime()));
@@ -121,7 +122,7 @@ final class ConnectionGuard {
       log.warn("{} open connections, the most QUARRY_MAX_CONNECTIONS allows: closing the oldest quiet ones to"
           + " make room ({} so far)", open.size(), n);
     }
-    victim.close();
+    HardClose.close(victim);
     return true;
   }
 
@@ -154,7 +155,7 @@ final class ConnectionGuard {
         held.quietSince = now;
       } else if (now - held.quietSince > idleNanos) {
         forget(e.getKey());
-        e.getKey().close();
+        HardClose.close(e.getKey());
       }
     }
   }

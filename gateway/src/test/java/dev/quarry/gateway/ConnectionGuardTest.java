@@ -83,6 +83,64 @@ class ConnectionGuardTest {
   }
 
   @Test
+  @DisplayName("a connection the guard closes is gone from the server at once, even with answers queued"
+      + " its client never read (pipelined requests, no reading)")
+  void closedConnectionsAreGone() throws Exception {
+    try (TestGateway gateway = TestGateway.start(c -> c.withHttpIdleSeconds(1))) {
+      byte[] pipeline = "GET /console/documents.js HTTP/1.1\r\nHost: localhost\r\n\r\n".repeat(600)
+          .getBytes(StandardCharsets.US_ASCII);
+      List<Socket> readers = new ArrayList<>();
+      try {
+        for (int i = 0; i < 3; i++) {
+          Socket s = new Socket();
+          s.setReceiveBufferSize(4096);
+          s.connect(new java.net.InetSocketAddress("localhost", gateway.port()));
+          s.getOutputStream().write(pipeline); // about 7 MB of answers; nothing is read
+          readers.add(s);
+        }
+        // The answers back up, the gateway stops reading requests, the connection goes quiet, and the
+        // guard closes it: its server side must then leave ESTABLISHED (not wait for a flush forever).
+        dev.quarry.support.Await.until(() -> readers.stream().noneMatch(s -> serverSideOpen(gateway, s)),
+            java.time.Duration.ofSeconds(30), "the server side of the unread connections to close");
+      } finally {
+        for (Socket s : readers) {
+          s.close();
+        }
+      }
+    }
+  }
+
+  /** Whether the gateway's end of the client socket {@code s} is still ESTABLISHED (ss, from iproute2). */
+  private static boolean serverSideOpen(TestGateway gateway, Socket s) {
+    try {
+      Process p = new ProcessBuilder("ss", "-Htn", "state", "established", "( sport = :" + gateway.port()
+          + " and dport = :" + s.getLocalPort() + " )").redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      p.waitFor();
+      return !out.isBlank();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  @DisplayName("the metrics port is guarded too: a silent connection there is closed once idle")
+  void metricsPortIsGuarded() throws Exception {
+    try (TestGateway gateway = TestGateway.start(c -> c.withHttpIdleSeconds(1))) {
+      try (Socket silent = new Socket("localhost", gateway.metricsPort())) {
+        silent.setSoTimeout(15_000);
+        long t0 = System.nanoTime();
+        assertThat(readToClose(silent)).isEmpty();
+        assertThat((System.nanoTime() - t0) / 1e9).as("closed within seconds, not the socket's 15 s timeout")
+            .isLessThan(10);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("a request under way is not cut for being quiet: an upload whose body pauses longer than"
       + " the idle limit is answered")
   void quietRequestIsNotCut() throws Exception {
