@@ -46,8 +46,10 @@ final class AnalysisRoutes {
     this.bodyTimeoutMs = bodyTimeoutMs;
   }
 
-  /** Each route starts with {@code tenantAuth}, the tenant's API key. */
-  /** Mounts the routes; {@code takeBody} and {@code bodyRead} go around the request body's reading (BodyPlaces). */
+  /**
+   * Each route starts with {@code tenantAuth}, the tenant's API key; {@code takeBody} and {@code
+   * bodyRead} go around the reading of a request body ({@link BodyPlaces}).
+   */
   void mount(Router router, io.vertx.core.Handler<RoutingContext> tenantAuth,
       io.vertx.core.Handler<RoutingContext> takeBody, io.vertx.core.Handler<RoutingContext> bodyRead) {
     router.post("/v1/analyses").handler(tenantAuth).handler(takeBody)

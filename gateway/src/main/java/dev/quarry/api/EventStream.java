@@ -111,7 +111,7 @@ final class EventStream {
     Runnable cut = () -> {
       if (ended.compareAndSet(false, true)) {
         LOG.info("analysis {}: a stream whose client stopped reading was cut ({} bytes behind a full queue)",
-            live.id(), stall.bytes < 0 ? 0 : response.bytesWritten() - stall.bytes);
+            live.id(), stall.behind(response));
         if (stop[0] != null) {
           stop[0].run();
         }
@@ -124,7 +124,7 @@ final class EventStream {
     long watch = vertx.setPeriodic(period, period, t -> {
       if (ended.get()) {
         vertx.cancelTimer(t);
-      } else if (stall.full(response) && System.nanoTime() - stall.since >= stallLimit.toNanos()) {
+      } else if (stall.full(response) && stall.fullForNanos() >= stallLimit.toNanos()) {
         vertx.cancelTimer(t);
         cut.run();
       }
@@ -145,7 +145,7 @@ final class EventStream {
       }
       if (!event.terminal()) {
         write.accept(event);
-        if (stall.full(response) && response.bytesWritten() - stall.bytes > maxWaitingBytes) {
+        if (stall.full(response) && stall.behind(response) > maxWaitingBytes) {
           vertx.cancelTimer(watch);
           cut.run();
         }
@@ -180,6 +180,16 @@ final class EventStream {
         since = System.nanoTime();
       }
       return true;
+    }
+
+    /** How long the queue has been full without draining, in nanoseconds; 0 while it keeps up. */
+    synchronized long fullForNanos() {
+      return bytes < 0 ? 0 : System.nanoTime() - since;
+    }
+
+    /** What has been written behind the full queue since it filled; 0 while it keeps up. */
+    synchronized long behind(HttpServerResponse response) {
+      return bytes < 0 ? 0 : response.bytesWritten() - bytes;
     }
 
     synchronized void clear() {

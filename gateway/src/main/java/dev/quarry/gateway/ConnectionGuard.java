@@ -3,6 +3,8 @@ package dev.quarry.gateway;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import dev.quarry.api.HardClose;
@@ -40,6 +42,12 @@ final class ConnectionGuard {
 
     Held(long now) {
       quietSince = now;
+    }
+
+    /** Whether its latest request is under way: its response neither ended nor closed. */
+    boolean underWay() {
+      HttpServerResponse r = latest;
+      return r != null && !r.ended() && !r.closed();
     }
   }
 
@@ -105,8 +113,7 @@ final class ConnectionGuard {
       for (var it = arrivals.iterator(); it.hasNext() && looked < EVICTION_SCAN; looked++) {
         HttpConnection c = it.next();
         Held held = open.get(c);
-        HttpServerResponse latest = held == null ? null : held.latest;
-        if (held == null || latest == null || latest.ended() || latest.closed()) {
+        if (held == null || !held.underWay()) {
           it.remove();
           victim = c;
           break;
@@ -147,9 +154,7 @@ final class ConnectionGuard {
     long now = System.nanoTime();
     for (Map.Entry<HttpConnection, Held> e : open.entrySet()) {
       Held held = e.getValue();
-      HttpServerResponse latest = held.latest;
-      boolean underWay = latest != null && !latest.ended() && !latest.closed();
-      if (underWay) {
+      if (held.underWay()) {
         held.quietSince = BUSY;
       } else if (held.quietSince == BUSY) {
         held.quietSince = now;
@@ -158,6 +163,17 @@ final class ConnectionGuard {
         HardClose.close(e.getKey());
       }
     }
+  }
+
+  /**
+   * An HTTP/1.1 server that this guard watches, serving {@code handler}; not yet listening. HTTP/1.1
+   * only (clients and ingresses speak it; h2c was never used): with h2c on, Vert.x makes a connection
+   * only once its first bytes arrive, so a silent one escaped the guard.
+   */
+  HttpServer server(Vertx vertx, Handler<HttpServerRequest> handler) {
+    return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
+        .connectionHandler(this::connected)
+        .requestHandler(counting(handler));
   }
 
   /** Sweeps every so often (a fraction of the idle limit); returns the timer. */

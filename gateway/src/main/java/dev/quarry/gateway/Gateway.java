@@ -33,7 +33,6 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.micrometer.Label;
@@ -208,19 +207,13 @@ public final class Gateway extends VerticleBase {
           Pool owner = Database.ownerPool(vertx, config);
           Future<Void> indexed = search.prepare(owner).eventually(owner::close);
           return Future.join(indexed, reaped, mounts)
-              .compose(v -> vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
-                  .connectionHandler(metricsConnections::connected)
-                  .requestHandler(metricsConnections.counting(metricsRouter)).listen(ops.metricsPort())
+              .compose(v -> metricsConnections.server(vertx, metricsRouter).listen(ops.metricsPort())
                   .recover(e -> Future.failedFuture(new IllegalStateException("cannot serve /metrics on port "
                       + ops.metricsPort() + " (QUARRY_METRICS_PORT): " + e.getMessage(), e))))
               .compose(metricsListening -> {
                 metricsServer = metricsListening;
                 // A gateway that cannot serve its API does not keep its metrics port either.
-                // HTTP/1.1 only (clients and ingresses speak it; h2c was never used): with h2c on, Vert.x
-                // makes a connection only once its first bytes arrive, so a silent one escaped the guard.
-                return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
-                    .connectionHandler(connections::connected)
-                    .requestHandler(connections.counting(router)).listen(config.httpPort())
+                return connections.server(vertx, router).listen(config.httpPort())
                     .recover(e -> metricsListening.close().transform(x -> Future.failedFuture(e)));
               })
               .map(listening -> {
