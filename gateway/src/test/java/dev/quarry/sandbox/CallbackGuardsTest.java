@@ -136,24 +136,21 @@ class CallbackGuardsTest {
 
         // A session closed while its cell's llm() runs gives the place back too.
         Future<CellOutcome> c3 = b.execute("await llm('hold')", wall(20_000), CellListener.NONE);
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (callbacks.held.size() < 3 && System.nanoTime() < until) {
-          Thread.sleep(20);
-        }
-        assertThat(callbacks.held).hasSize(3);
+        dev.quarry.support.Await.until(() -> callbacks.held.size() == 3, Duration.ofSeconds(20),
+            "the third llm() call to be served");
         assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isEqualTo(1);
         await(b.close());
         assertThat(await(c3).error().type()).isEqualTo(CellError.CANCELLED);
         assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
 
-        // The model answers late: nothing is given back twice (the count would go below zero).
+        // The model answers late: nothing is given back twice (the count would go below zero). A
+        // sandbox opened and a cell run after the late answers is the wait for them to be handled.
         callbacks.held.forEach(p -> p.tryComplete("late"));
-        Thread.sleep(200);
-        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
         SandboxSession d = await(sf.service.open(sf.fx.tenantA, Scope.ALL, callbacks));
         CellOutcome again = await(d.execute("print(len(await search('ferry')))", wall(10_000), CellListener.NONE));
         await(d.close());
         assertThat(again.stdout()).as(again.toString()).isEqualTo("1\n");
+        assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
         assertThat(sf.service.callbacksInFlight(sf.fx.tenantA)).isZero();
       } finally {
         await(a1.close());

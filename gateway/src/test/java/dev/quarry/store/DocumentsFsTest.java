@@ -282,11 +282,13 @@ class DocumentsFsTest {
       io.vertx.sqlclient.SqlConnection held = await(one.getConnection());
       io.vertx.core.Future<Path> queued = own.sync(tenant);
       io.vertx.core.Future<Void> deleted = own.tenantDeleted(tenant);
-      Thread.sleep(200);
-      assertThat(deleted.isComplete()).as("the deletion waits for the sync queued before it").isFalse();
+      java.util.List<String> ended = new java.util.concurrent.CopyOnWriteArrayList<>();
+      queued.onComplete(ar -> ended.add("sync"));
+      deleted.onComplete(ar -> ended.add("deletion"));
       await(held.close());
       await(deleted);
       assertThat(queued.isComplete()).isTrue();
+      assertThat(ended).as("the deletion waits for the sync queued before it").containsExactly("sync", "deletion");
       assertThat(dir).doesNotExist();
       assertThat(state).doesNotExist();
 
