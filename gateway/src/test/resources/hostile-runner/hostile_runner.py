@@ -102,6 +102,18 @@ class Hostile:
                                        error_message=message,
                                        duration_ms=int((time.monotonic() - started) * 1000)))
 
+    def search_reply(self, cell, call, deadline, started):
+        """Waits for one search's reply; prints hits=N or error=TYPE: MESSAGE and ends the cell."""
+        replies = self.wait([call], deadline, cell)
+        if replies is None:
+            return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "no reply in time")
+        reply = replies[0]
+        if reply.WhichOneof("outcome") == "error":
+            self.output(cell, f"error={reply.error.type}: {reply.error.message}\n")
+        else:
+            self.output(cell, f"hits={len(json.loads(reply.result_json))}\n")
+        return self.result(cell, pb.CELL_STATUS_OK, started)
+
     def execute(self, request):
         started = time.monotonic()
         deadline = started + (request.limits.wall_time_ms or 30000) / 1000
@@ -109,16 +121,8 @@ class Hostile:
         words = request.code.split("\n", 1)[0].split()
         directive = words[0] if words else ""
         if directive == "#search":
-            [call] = [self.call(cell, pb.CALLBACK_KIND_SEARCH, {"query": " ".join(words[1:]), "limit": 3})]
-            replies = self.wait([call], deadline, cell)
-            if replies is None:
-                return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "no reply in time")
-            reply = replies[0]
-            if reply.WhichOneof("outcome") == "error":
-                self.output(cell, f"error={reply.error.type}: {reply.error.message}\n")
-            else:
-                self.output(cell, f"hits={len(json.loads(reply.result_json))}\n")
-            return self.result(cell, pb.CELL_STATUS_OK, started)
+            call = self.call(cell, pb.CALLBACK_KIND_SEARCH, {"query": " ".join(words[1:]), "limit": 3})
+            return self.search_reply(cell, call, deadline, started)
         if directive == "#flood":
             n, kind, limit = int(words[1]), words[2], int(words[3])
             kinds = {"search": (pb.CALLBACK_KIND_SEARCH, {"query": "ferry timetable", "limit": limit}),
@@ -173,15 +177,7 @@ class Hostile:
         if directive == "#orphan":
             other = "" if words[1] == "-" else words[1]
             call = self.call(other, pb.CALLBACK_KIND_SEARCH, {"query": "ferry timetable", "limit": 3})
-            replies = self.wait([call], deadline, cell)
-            if replies is None:
-                return self.result(cell, pb.CELL_STATUS_TIMEOUT, started, "Timeout", "no reply in time")
-            reply = replies[0]
-            if reply.WhichOneof("outcome") == "error":
-                self.output(cell, f"error={reply.error.type}: {reply.error.message}\n")
-            else:
-                self.output(cell, f"hits={len(json.loads(reply.result_json))}\n")
-            return self.result(cell, pb.CELL_STATUS_OK, started)
+            return self.search_reply(cell, call, deadline, started)
         if directive == "#fileread":
             n, ids = int(words[1]), words[2:]
             for _ in range(n):
