@@ -142,7 +142,11 @@ check() {
   done
   curl -fsS "$url/healthz" >/dev/null || die "/healthz failed"
   say "ready: /healthz and /readyz answer"
-  curl -fsS "http://127.0.0.1:$mport/metrics" | grep -q '^quarry_' || die "/metrics on the metrics port ($mport) failed"
+  # Read whole, then matched: piped into grep -q, curl fails (23) when grep stops reading at the first
+  # match and the body is larger than the pipe holds, which pipefail turns into a failed check.
+  local scraped
+  scraped=$(curl -fsS "http://127.0.0.1:$mport/metrics") && grep -q '^quarry_' <<<"$scraped" \
+    || die "/metrics on the metrics port ($mport) failed"
   [[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")" == 404 ]] || die "the API's port serves /metrics"
   say "/metrics on its own port, not on the API's"
 
