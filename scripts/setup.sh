@@ -478,6 +478,18 @@ step_sandbox_image() {
     say "sandbox image ok ($image)"
 }
 
+# A real image registry for the tests that pull the sandbox image (SandboxImagePullTest) and for the
+# pod check (scripts/pod-check.py): Debian's docker-registry (the distribution registry, 2.8), run by
+# them on a loopback port and never as a service here, and htpasswd (apache2-utils) for its bcrypt
+# password file. The pod check reads kubectl kustomize's render with python3-yaml.
+step_registry() {
+    if [[ ${QUARRY_SETUP_SKIP_DOCKER:-0} == 1 ]]; then
+        return 0
+    fi
+    apt_ensure docker-registry apache2-utils python3-yaml
+    say "docker-registry, htpasswd and python3-yaml ok"
+}
+
 # ---------------------------------------------------------------- 7. promtool
 
 # promtool checks and tests monitoring/'s Prometheus rules (MonitoringTest). Debian ships it only
@@ -552,6 +564,7 @@ main() {
     step_database
     step_docker
     step_sandbox_image
+    step_registry
     step_promtool
     step_browser
     step_data_mounts

@@ -195,10 +195,12 @@ public final class Gateway extends VerticleBase {
           // the gateway, because clients hold the API port's connections (red team R6-1).
           opsRoutes.mountProbes(metricsRouter);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
+          // Once leftovers are gone, the sandbox image is pulled if the engine lacks it, and a probe
+          // sandbox proves that sandboxes start (awaited only when no pull is needed).
           Future<Void> reaped = sandboxes.start().recover(e -> {
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
             return Future.succeededFuture();
-          });
+          }).compose(v -> sandboxes.health().start());
           // The HNSW index for the configured model: without it vector search scans every chunk.
           // Built before the re-embed, so that re-embedded chunks go straight into it; the re-embed
           // runs in the background once the gateway serves (never when it could not start). The
@@ -278,6 +280,8 @@ public final class Gateway extends VerticleBase {
       docker.pingCmd().exec();
       return "reachable at " + ops.dockerHost();
     }, false));
+    // A reachable engine is not enough: it must have the sandbox image and start a sandbox from it.
+    readiness.add("sandboxes", () -> sandboxes.health().check());
     readiness.info("schema_version", () -> schemaVersion);
     readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
   }

@@ -47,6 +47,7 @@ public final class SandboxService {
   /** The capacity slot of every container that exists, by sandbox id, until it is removed. */
   private final Map<String, SandboxCapacity.Slot> slots = new ConcurrentHashMap<>();
   private final QuarryMetrics metrics;
+  private final SandboxHealth health;
   /** Tenants deleted while this gateway ran: they get no sandbox again (ids are never reused). */
   private final Set<UUID> removedTenants = ConcurrentHashMap.newKeySet();
   /** Sessions being opened, and for which tenant. */
@@ -108,6 +109,12 @@ public final class SandboxService {
     // Pooled endpoints are exactly the Ready sandboxes nobody has taken yet, across all tenants.
     metrics.warmPoolSize(pooled::size);
     metrics.sandboxCapacity(capacity::limit, capacity::used, capacity::waiting);
+    this.health = new SandboxHealth(vertx, docker, settings, metrics, this::probe);
+  }
+
+  /** Whether sandboxes can start here (the image pulled, a probe sandbox started): {@code /readyz}'s check. */
+  public SandboxHealth health() {
+    return health;
   }
 
   /** Reaps leftovers of earlier runs and starts the periodic reaper. */
@@ -205,6 +212,7 @@ public final class SandboxService {
     Future<SandboxSession> opened = live.onFailure(e -> {
       if (!(e instanceof java.util.concurrent.CancellationException)) {
         metrics.sandboxStartFailed(startFailure(e)); // an abandoned wait is nobody's failure
+        health.sandboxFailed(e);
       }
     }).compose(l -> {
       metrics.sandboxAcquired(warm, Duration.ofNanos(System.nanoTime() - asked));
@@ -427,9 +435,50 @@ public final class SandboxService {
         .onComplete(ar -> releaseSlot(live.sandbox().id()));
   }
 
+  /** The tenant a probe sandbox is labelled with: no tenant's. */
+  static final UUID PROBE_TENANT = new UUID(0, 0);
+
+  /**
+   * Starts a sandbox as a request's starts (the runner must say Ready on its socket), with an empty
+   * /documents of its own, then removes it: the proof {@link SandboxHealth} asks for. It takes a
+   * free slot only, never one a request waits for, and completes with how long the start took.
+   */
+  Future<Duration> probe() {
+    if (closed) {
+      return Future.failedFuture(new IllegalStateException("the sandbox service is closed"));
+    }
+    SandboxCapacity.Slot slot = capacity.tryAcquire();
+    if (slot == null) {
+      return Future.failedFuture(new SandboxCapacityExhausted(capacity.limit(), 0, 1));
+    }
+    SandboxEndpoint endpoint = new SandboxEndpoint(vertx);
+    long started = System.nanoTime();
+    return vertx.executeBlocking(() -> launcher.launch(PROBE_TENANT, settings.limits(), settings.command(), runDir -> {
+      endpoint.listen(runDir.resolve(ContainerLauncher.SOCKET_NAME), launcher.user())
+          .toCompletionStage().toCompletableFuture().get(SOCKET_LISTEN_SECONDS, TimeUnit.SECONDS);
+      // Inside the run directory, so that it goes with the sandbox on every path.
+      return java.nio.file.Files.createDirectory(runDir.resolve("probe-documents"),
+          java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+              java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x")));
+    }), false).transform(ar -> {
+      if (ar.failed()) {
+        slot.release();
+        return endpoint.close().transform(x -> Future.failedFuture(ar.cause()));
+      }
+      slots.put(ar.result().id(), slot);
+      LiveSandbox live = new LiveSandbox(ar.result(), endpoint);
+      return readyOrExited(live).timeout(READY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+          .transform(ready -> dispose(live).transform(x -> ready.succeeded()
+              ? Future.succeededFuture(Duration.ofNanos(System.nanoTime() - started))
+              : Future.failedFuture(new ContainerException(ContainerException.Reason.ENGINE_ERROR,
+                  "its runner did not become ready: " + ready.cause().getMessage(), ready.cause()))));
+    });
+  }
+
   /** Closes every session and pooled sandbox and stops the reaper. Idempotent. */
   public Future<Void> close() {
     closed = true;
+    health.close();
     if (tenantWatch >= 0) {
       vertx.cancelTimer(tenantWatch);
     }

@@ -33,6 +33,7 @@ import java.util.UUID;
  * @param fairness        what one tenant may take of this gateway's sandboxes and callbacks
  * @param mountPolicy     whether the gateway refuses to start when a sandbox's mountinfo would show host
  *                        paths of its directories ({@link MountPrivacy}), {@code QUARRY_SANDBOX_MOUNT_PRIVACY}
+ * @param pull            how the image is pulled when the engine lacks it ({@link SandboxHealth})
  */
 public record SandboxSettings(
     String dockerHost,
@@ -49,7 +50,8 @@ public record SandboxSettings(
     int maxActive,
     Duration maxWait,
     Fairness fairness,
-    MountPrivacy.Policy mountPolicy) {
+    MountPrivacy.Policy mountPolicy,
+    ImagePull pull) {
 
   public static final String NOBODY = "65534:65534";
   public static final String DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock";
@@ -130,8 +132,17 @@ public record SandboxSettings(
         reapAllOnStart, maxActive, maxWait, fairness, MountPrivacy.Policy.WARN);
   }
 
+  /** With anonymous pulls ({@link ImagePull#ANONYMOUS}). */
+  public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
+      Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
+      boolean reapAllOnStart, int maxActive, Duration maxWait, Fairness fairness, MountPrivacy.Policy mountPolicy) {
+    this(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits, poolPerTenant, reapInterval,
+        reapAllOnStart, maxActive, maxWait, fairness, mountPolicy, ImagePull.ANONYMOUS);
+  }
+
   public SandboxSettings {
     command = List.copyOf(command);
+    java.util.Objects.requireNonNull(pull, "pull");
     java.util.Objects.requireNonNull(fairness, "fairness");
     java.util.Objects.requireNonNull(mountPolicy, "mountPolicy");
     if (!gatewayId.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}")) {
@@ -187,13 +198,14 @@ public record SandboxSettings(
         (int) MAX_WAIT_BOUND.toMillis()));
     MountPrivacy.Policy mounts = MountPrivacy.Policy.fromEnv(s.oneOf("QUARRY_SANDBOX_MOUNT_PRIVACY", "warn", "require",
         "warn"));
+    ImagePull pull = ImagePull.read(s);
     try {
       return new SandboxSettings(dockerHost, image,
           command.isEmpty() ? List.of() : Arrays.asList(command.split("\\s+")),
           user,
           gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
           runRoot, limits, SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
-          pool, reap, reapAll, maxActive, maxWait, fairness, mounts);
+          pool, reap, reapAll, maxActive, maxWait, fairness, mounts, pull);
     } catch (IllegalArgumentException e) {
       // The constructor's own checks (the gateway id's form): the same error as every other setting.
       throw new InvalidSetting(e.getMessage());
@@ -217,6 +229,16 @@ public record SandboxSettings(
   /** The same settings with another run directory. */
   public SandboxSettings withRunRoot(Path runRoot) {
     return Records.with(this, "runRoot", runRoot);
+  }
+
+  /** The same settings with another image (tests: one that only a registry has). */
+  public SandboxSettings withImage(String image) {
+    return Records.with(this, "image", image);
+  }
+
+  /** The same settings with other pull credentials and timeout. */
+  public SandboxSettings withPull(ImagePull pull) {
+    return Records.with(this, "pull", pull);
   }
 
   /** The same settings with another mount policy. */

@@ -136,6 +136,10 @@ public final class QuarryMetrics {
     for (String reason : new String[] {"oom", "timeout"}) {
       sandboxKills(reason);
     }
+    for (String outcome : new String[] {"success", "failure"}) {
+      imagePulls(outcome);
+      imagePullTimer(outcome);
+    }
     Gauge.builder("quarry_sandbox_warm_pool_size", () -> warmPoolReady.get().getAsInt())
         .description("Warm sandboxes ready to be taken").register(registry);
     Gauge.builder("quarry_sandbox_limit_sandboxes", () -> sandboxLimit.get().getAsInt())
@@ -350,6 +354,28 @@ public final class QuarryMetrics {
   private Counter sandboxStartFailures(String reason) {
     return Counter.builder("quarry_sandbox_start_failures").description("Sandboxes that could not be had, by reason")
         .tag("reason", label(reason)).register(registry);
+  }
+
+  /**
+   * SandboxHealth, after each pull of the sandbox image (its engine lacked it): whether it succeeded,
+   * and how long it took (a failed one until it failed or timed out).
+   */
+  public void sandboxImagePull(boolean succeeded, Duration took) {
+    String outcome = succeeded ? "success" : "failure";
+    imagePulls(outcome).increment();
+    imagePullTimer(outcome).record(took);
+  }
+
+  private Counter imagePulls(String outcome) {
+    return Counter.builder("quarry_sandbox_image_pulls").description("Pulls of the sandbox image into the engine, by outcome")
+        .tag("outcome", outcome).register(registry);
+  }
+
+  private Timer imagePullTimer(String outcome) {
+    return Timer.builder("quarry_sandbox_image_pull_duration").description("Time to pull the sandbox image, by outcome")
+        .tag("outcome", outcome).serviceLevelObjectives(Duration.ofSeconds(1), Duration.ofSeconds(5),
+            Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60), Duration.ofSeconds(120),
+            Duration.ofSeconds(300), Duration.ofSeconds(600)).register(registry);
   }
 
   /** WarmPool's owner, once: how to count ready containers across all tenants, read at each scrape. */
