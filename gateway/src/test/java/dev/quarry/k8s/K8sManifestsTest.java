@@ -80,7 +80,7 @@ class K8sManifestsTest {
       components = dirs.filter(Files::isDirectory).sorted().toList();
     }
     assertThat(components).extracting(p -> p.getFileName().toString())
-        .containsExactly("gvisor", "postgres", "servicemonitor");
+        .containsExactly("autoscaling", "ephemeral-volumes", "gvisor", "ingress", "postgres", "servicemonitor");
     for (int mask = 0; mask < 1 << components.size(); mask++) {
       List<Path> chosen = new ArrayList<>();
       for (int i = 0; i < components.size(); i++) {
@@ -106,7 +106,7 @@ class K8sManifestsTest {
   @Test
   @DisplayName("ports, image, user, settings and grace period agree with the code and the Dockerfile")
   void agreesWithCode() throws IOException {
-    List<ObjectNode> objects = Kustomize.render(K8S.resolve("base"), List.of());
+    List<ObjectNode> objects = Kustomize.render(K8S.resolve("base"), List.of(K8S.resolve("components/autoscaling")));
     JsonNode pod = get(objects, "Deployment/quarry-gateway").path("spec").path("template").path("spec");
     JsonNode gateway = container(pod, "gateway");
     Map<String, String> settings = new HashMap<>();
@@ -147,7 +147,7 @@ class K8sManifestsTest {
 
     // The engine resolves bind mounts on its own file system: shared directories at the same paths.
     JsonNode docker = container(pod, "docker");
-    for (String dir : List.of(settings.get("QUARRY_DATA_DIR"), settings.get("QUARRY_SANDBOX_RUN_DIR"),
+    for (String dir : List.of(settings.get("QUARRY_DATA_DIR") + "/documents", settings.get("QUARRY_SANDBOX_RUN_DIR"),
         Path.of(settings.get("DOCKER_HOST").replace("unix://", "")).getParent().toString())) {
       assertThat(mountedVolume(gateway, dir)).as(dir + " in the gateway").isNotNull()
           .isEqualTo(mountedVolume(docker, dir));
@@ -215,9 +215,25 @@ class K8sManifestsTest {
     if (!matches(get(objects, "NetworkPolicy/quarry-gateway").path("spec").path("podSelector").path("matchLabels"), podLabels)) {
       problems.add("the NetworkPolicy selects no gateway pod");
     }
-    JsonNode target = get(objects, "HorizontalPodAutoscaler/quarry-gateway").path("spec").path("scaleTargetRef");
-    if (find(objects, target.path("kind").asText() + "/" + target.path("name").asText()) == null) {
-      problems.add("the autoscaler targets a missing " + target);
+    ObjectNode autoscaler = find(objects, "HorizontalPodAutoscaler/quarry-gateway");
+    if (autoscaler != null) {
+      JsonNode target = autoscaler.path("spec").path("scaleTargetRef");
+      if (find(objects, target.path("kind").asText() + "/" + target.path("name").asText()) == null) {
+        problems.add("the autoscaler targets a missing " + target);
+      }
+    }
+    for (ObjectNode o : objects) {
+      if (o.path("kind").asText().equals("Ingress")) {
+        o.path("spec").path("rules").forEach(rule -> rule.path("http").path("paths").forEach(path -> {
+          JsonNode backend = path.path("backend").path("service");
+          ObjectNode target = find(objects, "Service/" + backend.path("name").asText());
+          boolean port = target != null && target.path("spec").path("ports").findValuesAsText("name")
+              .contains(backend.path("port").path("name").asText());
+          if (!port) {
+            problems.add(Kustomize.id(o) + " routes " + path.path("path").asText() + " to a missing Service port " + backend);
+          }
+        }));
+      }
     }
     ObjectNode monitor = find(objects, "ServiceMonitor/quarry-gateway");
     if (monitor != null) {
