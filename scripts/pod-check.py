@@ -710,19 +710,32 @@ def check_pod(args, results):
             raise Fatal(f"creating a tenant: {status} {tenant}")
         key = tenant["api_key"]
         docs = []
-        for f in ["fleet-handbook.md", "service-notice-2025-11.txt"]:
-            body, ctype = multipart(ROOT / "examples/corpus" / f)
-            status, doc = http_json("POST", f"{api}/v1/documents", body, token=key, content_type=ctype, timeout=180)
+        # POD_CHECK_EXTRA_DOCUMENT: one more file to ingest, for the documents volume's figures.
+        extra = [Path(os.environ["POD_CHECK_EXTRA_DOCUMENT"])] if os.environ.get("POD_CHECK_EXTRA_DOCUMENT") else []
+        for f in [ROOT / "examples/corpus/fleet-handbook.md", ROOT / "examples/corpus/service-notice-2025-11.txt"] + extra:
+            body, ctype = multipart(f)
+            status, doc = http_json("POST", f"{api}/v1/documents", body, token=key, content_type=ctype, timeout=1800)
             if status not in (200, 201):
                 raise Fatal(f"ingesting {f}: {status} {doc}")
             docs.append(doc["id"])
         results.ok("ingest", f"{len(docs)} documents through POST /v1/documents")
+        text = tree = 0
+        for d in docs:
+            for part in ("content", "items", "toc"):
+                with urllib.request.urlopen(urllib.request.Request(f"{api}/v1/documents/{d}/{part}",
+                                            headers={"Authorization": f"Bearer {key}"}), timeout=60) as r:
+                    size = len(r.read())
+                tree += size
+                text += size if part == "content" else 0
+        say(f"the documents' trees (content.txt, items.jsonl, toc.json): {tree / 1024:.0f} KiB for {text / 1024:.0f} KiB"
+            f" of text, {tree / max(text, 1):.2f}x")
+        stored = len(docs)
         # A program over the whole tenant: its sandbox mounts the tenant's tree, and the warm pool
         # then keeps sandboxes like it, which are read below with the analysis' own.
         status, ran = http_json("POST", f"{api}/v1/executions", {"code": "print(len(await list_documents()))"}, token=key,
                                 timeout=120)
-        results.check(status == 200 and ran.get("success") and ran.get("stdout") == "2\n", "a program over the tenant's documents",
-                      "printed 2", f"{status} {str(ran)[:300]}")
+        results.check(status == 200 and ran.get("success") and ran.get("stdout") == f"{stored}\n",
+                      "a program over the tenant's documents", f"printed {stored}", f"{status} {str(ran)[:300]}")
         answer = {}
         ask = threading.Thread(target=lambda: answer.update(zip(("status", "body"), http_json(
             "POST", f"{api}/v1/analyses", {"question": "Which ship is the oldest?", "document_ids": [docs[0]]},
