@@ -112,7 +112,8 @@ public final class SandboxHealth {
     if (id == null) {
       return "sandbox image " + image + " is not in the Docker engine";
     }
-    return "sandbox image " + image + " (" + shortId(id) + ") is in the Docker engine; a probe sandbox is starting";
+    return (last == null ? "" : last + "; ") + "sandbox image " + image + " (" + shortId(id)
+        + ") is in the Docker engine; a probe sandbox is starting";
   }
 
   /**
