@@ -610,6 +610,12 @@ def main():
         args.component = [c for c in ("autoscaling", "ingress") if (Path(args.k8s) / "components" / c).is_dir()]
     if os.geteuid() != 0:
         sys.exit("pod-check: must run as root (it mounts the pod's volumes and runs an engine)")
+    missing = [f"{tool} ({how})" for tool, how in [
+        ("kubectl", "kubectl with kustomize v5, which renders offline; Debian 12's is too old"),
+        ("docker-registry", "./quarry setup installs it"), ("htpasswd", "apache2-utils, ./quarry setup installs it"),
+        ("psql", "./quarry setup installs PostgreSQL"), ("docker", "./quarry setup installs it")] if not shutil.which(tool)]
+    if missing:
+        sys.exit("pod-check: missing " + "; ".join(missing))
     started = time.monotonic()
     results = Results()
     check_pod(args, results)
