@@ -139,6 +139,9 @@ public final class Gateway extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    // Whatever reaches a client or an analysis' record names these by their settings, never by path.
+    dev.quarry.config.HostPaths.protect("QUARRY_DATA_DIR", config.dataDir());
+    dev.quarry.config.HostPaths.protect("QUARRY_SANDBOX_RUN_DIR", sandboxSettings.runRoot());
     lifecycle = new Lifecycle(vertx);
     readiness = new Readiness(vertx, metrics);
     return vertx.executeBlocking(this::prepare)
@@ -274,9 +277,11 @@ public final class Gateway extends VerticleBase {
           }
           return "schema version " + applied;
         }));
+    // Not "reachable at" the engine's address: /readyz takes no key, and the address is a host path
+    // (unix:///var/run/docker.sock) or the host's network layout.
     readiness.add("docker", () -> vertx.executeBlocking(() -> {
       docker.pingCmd().exec();
-      return "reachable at " + ops.dockerHost();
+      return "reachable";
     }, false));
     readiness.info("schema_version", () -> schemaVersion);
     readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
@@ -332,7 +337,7 @@ public final class Gateway extends VerticleBase {
         .put("model", s.model())
         .put("done", s.done())
         .put("total", s.total());
-    return s.error() == null ? json : json.put("error", s.error());
+    return s.error() == null ? json : json.put("error", dev.quarry.config.HostPaths.redact(s.error()));
   }
 
   /** The port actually bound (differs from the configured one when that is 0). */
