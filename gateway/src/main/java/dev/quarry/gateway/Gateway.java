@@ -142,6 +142,7 @@ public final class Gateway extends VerticleBase {
     // Whatever reaches a client or an analysis' record names these by their settings, never by path.
     dev.quarry.config.HostPaths.protect("QUARRY_DATA_DIR", config.dataDir());
     dev.quarry.config.HostPaths.protect("QUARRY_SANDBOX_RUN_DIR", sandboxSettings.runRoot());
+    vertx.exceptionHandler(Gateway::unhandled);
     lifecycle = new Lifecycle(vertx);
     readiness = new Readiness(vertx, metrics);
     return vertx.executeBlocking(this::prepare)
@@ -183,12 +184,12 @@ public final class Gateway extends VerticleBase {
               .withAnalyses(analyses);
           router = routes.router();
           connections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
-              config.maxConnections());
+              config.maxConnections(), metrics);
           connectionSweep = connections.sweepEvery(vertx);
           // The metrics port (scrapes and probes) gets a guard of its own, small: it was unguarded, and
           // 300 silent connections there held 300 file descriptors for good (red team R7-2).
           metricsConnections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
-              METRICS_MAX_CONNECTIONS);
+              METRICS_MAX_CONNECTIONS, metrics);
           metricsSweep = metricsConnections.sweepEvery(vertx);
           OpsRoutes opsRoutes = new OpsRoutes(readiness, lifecycle, metrics);
           opsRoutes.mountProbes(router);
@@ -197,6 +198,8 @@ public final class Gateway extends VerticleBase {
           // The probes on the metrics port too: the kubelet's liveness probe must not fail, and restart
           // the gateway, because clients hold the API port's connections (red team R6-1).
           opsRoutes.mountProbes(metricsRouter);
+          // Its failures (an unknown path, a wrong method) in the API's error shape, as on the API's port.
+          ApiRoutes.answerFailures(metricsRouter);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           Future<Void> reaped = sandboxes.start().recover(e -> {
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
@@ -246,6 +249,28 @@ public final class Gateway extends VerticleBase {
           });
           log.info("Quarry gateway listening on port {}", listening.actualPort());
         });
+  }
+
+  private static final java.util.concurrent.atomic.AtomicInteger lateAnswers = new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * What a handler threw outside any route's chain (in a callback): logged as Vert.x would, at ERROR
+   * with its trace, but for a handler answering a request whose answer went out already. That is
+   * the end of a request refused for breaking HTTP while its handler still worked (the refusal
+   * cannot wait: Vert.x closes the connection at once), or of one whose client left: nobody's error,
+   * noted at INFO, the first and every thousandth.
+   */
+  private static void unhandled(Throwable e) {
+    String m = e.getMessage();
+    if (e instanceof IllegalStateException && ("Response head already sent".equals(m)
+        || "Response has already been written".equals(m))) {
+      int n = lateAnswers.incrementAndGet();
+      if (n == 1 || n % 1000 == 0) {
+        log.info("a handler answered a request already answered ({}; {} so far)", m, n);
+      }
+      return;
+    }
+    log.error("Unhandled exception", e);
   }
 
   /**
