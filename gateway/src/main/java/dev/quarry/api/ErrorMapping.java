@@ -65,7 +65,8 @@ final class ErrorMapping {
       ctx.addEndHandler(v -> ctx.request().connection().close());
     }
     JsonObject body = OpenAiRoutes.speaksOpenAi(ctx)
-        ? WireFormat.openAiError(error) : WireFormat.error(error);
+        ? WireFormat.openAiError(error) : McpTransport.speaksJsonRpc(ctx) ? McpTransport.error(error)
+        : WireFormat.error(error);
     discardUploads(ctx).onComplete(done -> ApiRoutes.replyJson(ctx, error.status(), body));
   }
 
