@@ -35,13 +35,6 @@ final class ErrorMapping {
           String.valueOf(ctx.failure()));
       return;
     }
-    if (ctx.response().closed() && !expected(unwrap(ctx.failure()))) {
-      // The client's connection is gone (or was closed on it, for breaking HTTP): nobody to answer, and
-      // what failed may only be a handler finding its answer already given. Noted, without a trace.
-      log.warn("failure after the connection closed, on {} {} (request {}): {}", ctx.request().method(),
-          ctx.request().path(), ctx.<String>get(RequestIds.HEADER), String.valueOf(ctx.failure()));
-      return;
-    }
     ApiError error = toApiError(ctx);
     if (ctx.response().headWritten()) {
       // Too late for an error body: cut the response so the client cannot mistake it for a whole one.
@@ -68,12 +61,6 @@ final class ErrorMapping {
         ? WireFormat.openAiError(error) : McpTransport.speaksJsonRpc(ctx) ? McpTransport.error(error)
         : WireFormat.error(error);
     discardUploads(ctx).onComplete(done -> ApiRoutes.replyJson(ctx, error.status(), body));
-  }
-
-  /** Failures that are the client's doing or its going away: no warning when they come after it left. */
-  private static boolean expected(Throwable failure) {
-    return failure == null || failure instanceof ApiError || failure instanceof io.vertx.core.http.HttpClosedException
-        || ProtocolErrors.ofBody(failure) != null;
   }
 
   /**
