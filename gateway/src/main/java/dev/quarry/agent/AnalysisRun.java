@@ -8,6 +8,7 @@ import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
 import com.openai.models.chat.completions.ChatCompletionSystemMessageParam;
 import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
+import dev.quarry.config.HostPaths;
 import dev.quarry.sandbox.CallbackArguments;
 import dev.quarry.sandbox.CallbackType;
 import dev.quarry.sandbox.CellListener;
@@ -495,7 +496,8 @@ final class AnalysisRun implements Runnable {
    * Stores the outcome, then emits the one terminal event (whether or not storing worked, so that
    * no stream is left hanging), then lets waiters have the stored analysis.
    */
-  private void finish(AnalysisOutcome end) {
+  private void finish(AnalysisOutcome outcome) {
+    AnalysisOutcome end = withoutHostPaths(outcome);
     JsonArray cited = new JsonArray();
     JsonObject usage = usageJson();
     FinalAnswer answer = end instanceof AnalysisOutcome.Succeeded done ? done.answer() : null;
@@ -541,6 +543,24 @@ final class AnalysisRun implements Runnable {
       deps.metrics().analysisFinished(end.status().wire(), Duration.ofNanos(System.nanoTime() - startedNanos), turns);
       deps.finished(live);
     }
+  }
+
+  /**
+   * The outcome as it is stored and streamed: its message without host paths, whatever the part
+   * that failed put in it (the record is the tenant's to read, and a model's to be shown). The
+   * message as it was goes to the log.
+   */
+  private AnalysisOutcome withoutHostPaths(AnalysisOutcome end) {
+    if (!HostPaths.holdsHostPath(end.message())) {
+      return end;
+    }
+    log.warn("analysis {}: its error message held host paths, recorded without them: {}", live.id(), end.message());
+    return switch (end) {
+      case AnalysisOutcome.Failed f -> new AnalysisOutcome.Failed(f.errorType(), HostPaths.redact(f.message()));
+      case AnalysisOutcome.BudgetExhausted b -> new AnalysisOutcome.BudgetExhausted(b.budget(),
+          HostPaths.redact(b.detail()));
+      default -> end;
+    };
   }
 
   private void describeFileCitations() {

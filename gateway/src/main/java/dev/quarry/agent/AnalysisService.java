@@ -190,7 +190,8 @@ public final class AnalysisService {
       Thread.ofVirtual().name("replay-" + id).start(() -> {
         try {
           run.complete(new ProgramReplay(deps, tenantId, scope, preload).run(program));
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+          // Whatever ends it (await() rethrows checked exceptions as they are), the request is answered.
           run.completeExceptionally(e);
         }
       });

@@ -43,7 +43,9 @@ final class ProgramReplay {
       session = deps.sandboxes().open(tenantId, scope, callbacks, null).await();
     } catch (SandboxCapacityExhausted | SandboxQuotaExceeded e) {
       throw e;
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
+      // Checked ones too (a documents directory that cannot be written is an IOException, which
+      // await() rethrows as it is): escaping, they ended the replay's thread and left it unanswered.
       throw new AnalysisService.AnalysisRefused(AnalysisService.AnalysisRefused.Reason.SANDBOX_UNAVAILABLE,
           "no sandbox could be started to replay the program: " + e.getMessage());
     }

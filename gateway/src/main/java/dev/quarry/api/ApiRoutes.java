@@ -152,10 +152,19 @@ public final class ApiRoutes {
         .build();
     mcp.mount(router, tenant, takeBody, jsonBody, bodyRead);
     new ConsoleRoutes().mount(router); // public: static files only, no secret; see ConsoleRoutes
+    answerFailures(router);
+    return router;
+  }
+
+  /**
+   * Makes {@link ErrorMapping} answer every failure of {@code router}'s routes, and a request no
+   * route takes (404, 405): on the API's router and on the metrics port's, so that both answer in
+   * the API's error shape. Call it after the routes are mounted.
+   */
+  public static void answerFailures(Router router) {
     router.route().failureHandler(ErrorMapping::render);
     router.errorHandler(404, ErrorMapping::render);
     router.errorHandler(405, ErrorMapping::render);
-    return router;
   }
 
   /** The tenant whose key the route admitted; refuses (401) a request that holds no tenant's key. */
@@ -164,6 +173,9 @@ public final class ApiRoutes {
   }
 
   static void replyJson(RoutingContext ctx, int status, JsonObject body) {
+    if (ProtocolErrors.answered(ctx.response())) {
+      return; // refused for breaking HTTP while its handler worked: answered already
+    }
     ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(body.encode());
   }
 }

@@ -29,6 +29,12 @@ final class ErrorMapping {
 
   /** The one place where failures become responses: every route's failure handler. */
   static void render(RoutingContext ctx) {
+    RequestIds.ensure(ctx);
+    if (ProtocolErrors.answered(ctx.response())) {
+      log.debug("request {} was refused for breaking HTTP; its route then failed: {}", ctx.<String>get(RequestIds.HEADER),
+          String.valueOf(ctx.failure()));
+      return;
+    }
     ApiError error = toApiError(ctx);
     if (ctx.response().headWritten()) {
       // Too late for an error body: cut the response so the client cannot mistake it for a whole one.
@@ -46,8 +52,14 @@ final class ErrorMapping {
     } else if (error.status() == 401) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer");
     }
+    if (ProtocolErrors.closesConnection(error)) {
+      // The framing of the request is in doubt: nothing more on this connection is served.
+      ctx.response().putHeader(HttpHeaders.CONNECTION, "close");
+      ctx.addEndHandler(v -> ctx.request().connection().close());
+    }
     JsonObject body = OpenAiRoutes.speaksOpenAi(ctx)
-        ? WireFormat.openAiError(error) : WireFormat.error(error);
+        ? WireFormat.openAiError(error) : McpTransport.speaksJsonRpc(ctx) ? McpTransport.error(error)
+        : WireFormat.error(error);
     discardUploads(ctx).onComplete(done -> ApiRoutes.replyJson(ctx, error.status(), body));
   }
 
@@ -68,6 +80,9 @@ final class ErrorMapping {
     int status = ctx.statusCode();
     return switch (failure) {
       case ApiError e -> e;
+      // The HTTP decoder could not read the request's chunked body (the connection's guard has
+      // answered it, since Vert.x closes the connection at once): the client's doing, never a 500.
+      case Throwable e when ProtocolErrors.ofBody(e) != null -> ProtocolErrors.ofBody(e);
       case IngestException e -> ingestError(e);
       case AnalysisService.AnalysisRefused e -> refused(e);
       case QuotaExceeded e -> new ApiError(429, "quota_exceeded", e.getMessage());
@@ -95,6 +110,9 @@ final class ErrorMapping {
           e.getClass().getSimpleName().startsWith("TooLong") || e.getClass().getSimpleName().startsWith("TooMany")
               ? new ApiError(413, "too_large", "the form body has a field too large or too many fields")
               : ApiError.badRequest("bad_request", "the form body could not be read");
+      // A refusal with a 4xx that vert.x-web made itself (its check of Host, of the path): the
+      // status says whose doing it is; its exception's words are vert.x-web's, not the API's.
+      case Throwable e when status >= 400 && status < 500 -> fromStatus(ctx, status, null);
       default -> {
         log.error("unexpected failure on {} {} (request {})", ctx.request().method(), ctx.request().path(),
             ctx.<String>get(RequestIds.HEADER), failure);

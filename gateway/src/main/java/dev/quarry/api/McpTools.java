@@ -168,8 +168,10 @@ final class McpTools {
     }
   }
 
+  /** A tool's error, as the caller (and the model behind it) reads it: without host paths. */
   private static McpSchema.CallToolResult error(String message) {
-    return McpSchema.CallToolResult.builder().addTextContent(message).isError(true).build();
+    return McpSchema.CallToolResult.builder().addTextContent(dev.quarry.config.HostPaths.redact(message))
+        .isError(true).build();
   }
 
   private static McpSchema.CallToolResult json(Object value) {

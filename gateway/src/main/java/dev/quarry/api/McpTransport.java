@@ -54,6 +54,7 @@ final class McpTransport implements McpStreamableServerTransportProvider {
   private record Held(McpStreamableServerSession session, UUID tenant, long[] lastUsed) {}
 
   private final McpJsonMapper json = McpJsonDefaults.getMapper();
+  private final JsonRpcMessages messages = new JsonRpcMessages(json);
   private final Map<String, Held> sessions = new ConcurrentHashMap<>();
   private final Vertx vertx;
   private final long sweeper;
@@ -134,11 +135,12 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       return;
     }
     McpSchema.JSONRPCMessage message;
-    try {
-      message = McpSchema.deserializeJsonRpcMessage(json, ctx.body().asString());
-    } catch (IOException | RuntimeException e) {
-      reply(ctx, 400, McpSchema.ErrorCodes.PARSE_ERROR, "the body is not a JSON-RPC message");
-      return;
+    switch (messages.read(ctx.body().asString())) {
+      case JsonRpcMessages.Invalid invalid -> {
+        reply(ctx, invalid.status(), invalid.body());
+        return;
+      }
+      case JsonRpcMessages.Valid valid -> message = valid.message();
     }
     McpTransportContext context = context(ctx);
     UUID tenant = ApiRoutes.tenant(ctx);
@@ -151,25 +153,32 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       return;
     }
     switch (message) {
+      // Quarry never asks a client anything, so a response answers no request of the server's.
       case McpSchema.JSONRPCResponse response -> held.session().accept(response)
           .contextWrite(c -> c.put(McpTransportContext.KEY, context))
-          .subscribe(null, e -> failed(ctx, e), () -> accepted(ctx));
+          .subscribe(null, e -> refused(ctx, response.id(), McpSchema.ErrorCodes.INVALID_REQUEST, e,
+              "the response answers no request of the server's"), () -> accepted(ctx));
+      // Its envelope and params are checked (JsonRpcMessages): what a handler still refuses is its params.
       case McpSchema.JSONRPCNotification notification -> held.session().accept(notification)
           .contextWrite(c -> c.put(McpTransportContext.KEY, context))
-          .subscribe(null, e -> failed(ctx, e), () -> accepted(ctx));
+          .subscribe(null, e -> refused(ctx, null, McpSchema.ErrorCodes.INVALID_PARAMS, e,
+              "the notification's params are not what " + notification.method() + " takes"), () -> accepted(ctx));
       case McpSchema.JSONRPCRequest request -> {
         HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.session().getId());
         io.vertx.core.Promise<Void> gone = io.vertx.core.Promise.promise();
-        StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), gone::tryComplete);
+        StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), gone::tryComplete,
+            ctx.get(RequestIds.HEADER));
         McpTransportContext withGone = context(ctx, gone.future());
         held.session().responseStream(request, stream)
             .contextWrite(c -> c.put(McpTransportContext.KEY, withGone))
             .subscribe(null, e -> {
+              // The SDK fails the stream without an answer when a handler throws before its Mono
+              // (a params shape it could not map): the request still gets one, never an empty stream.
               log.warn("mcp session {}: request {} failed: {}", held.session().getId(), request.method(), e.toString());
-              stream.close();
+              stream.answerFailure(request.id());
             });
       }
-      default -> reply(ctx, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "unknown JSON-RPC message type");
+      default -> reply(ctx, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "not a JSON-RPC message MCP knows");
     }
   }
 
@@ -231,7 +240,7 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       return;
     }
     HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.session().getId());
-    StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), () -> {});
+    StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), () -> {}, ctx.get(RequestIds.HEADER));
     var listening = held.session().listeningStream(stream);
     stream.onClose(listening::close);
     response.writeHead();
@@ -252,31 +261,67 @@ final class McpTransport implements McpStreamableServerTransportProvider {
   }
 
   private void failed(RoutingContext ctx, Throwable e) {
-    log.warn("mcp request failed: {}", e.toString());
+    log.warn("mcp request {} failed: {}", ctx.<String>get(RequestIds.HEADER), e.toString());
     if (!ctx.response().headWritten()) {
-      reply(ctx, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "the MCP request failed in the gateway");
+      reply(ctx, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "the MCP request failed in the gateway; its log has the"
+          + " details, under request " + ctx.<String>get(RequestIds.HEADER));
+    }
+  }
+
+  /** A message the session did not take: 400, with the SDK's reason in the log only. */
+  private static void refused(RoutingContext ctx, Object id, int code, Throwable e, String message) {
+    log.debug("mcp request {}: {}: {}", ctx.<String>get(RequestIds.HEADER), message, e.toString());
+    if (!ctx.response().headWritten()) {
+      reply(ctx, 400, new io.vertx.core.json.JsonObject().put("jsonrpc", McpSchema.JSONRPC_VERSION).put("id", id)
+          .put("error", new io.vertx.core.json.JsonObject().put("code", code).put("message", message)));
     }
   }
 
   /** A JSON-RPC error body (without an id: it answers no request) with an HTTP status. */
   private static void reply(RoutingContext ctx, int status, int code, String message) {
-    String body = new io.vertx.core.json.JsonObject().put("jsonrpc", "2.0").put("id", null)
-        .put("error", new io.vertx.core.json.JsonObject().put("code", code).put("message", message)).encode();
-    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(body);
+    reply(ctx, status, new io.vertx.core.json.JsonObject().put("jsonrpc", McpSchema.JSONRPC_VERSION).put("id", null)
+        .put("error", new io.vertx.core.json.JsonObject().put("code", code).put("message", message)));
+  }
+
+  private static void reply(RoutingContext ctx, int status, io.vertx.core.json.JsonObject body) {
+    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(body.encode());
+  }
+
+  /** Whether a request is MCP's, whose errors (any route failure, from 401 to 413) are JSON-RPC's. */
+  static boolean speaksJsonRpc(RoutingContext ctx) {
+    return PATH.equals(ctx.request().path());
+  }
+
+  /**
+   * An API error as a JSON-RPC error (id null: it answers no message the gateway read), the API's
+   * code in its data: for {@link ErrorMapping}, on {@code /mcp}.
+   */
+  static io.vertx.core.json.JsonObject error(ApiError e) {
+    int code = e.code().equals("malformed_json") ? McpSchema.ErrorCodes.PARSE_ERROR
+        : e.status() >= 500 ? McpSchema.ErrorCodes.INTERNAL_ERROR : McpSchema.ErrorCodes.INVALID_REQUEST;
+    return new io.vertx.core.json.JsonObject().put("jsonrpc", McpSchema.JSONRPC_VERSION).putNull("id")
+        .put("error", new io.vertx.core.json.JsonObject().put("code", code).put("message", WireFormat.message(e))
+            .put("data", new io.vertx.core.json.JsonObject().put("code", e.code())));
   }
 
   /** One HTTP response as an SSE stream of JSON-RPC messages; writes happen on the request's context. */
   private final class StreamTransport implements McpStreamableServerTransport {
     private final HttpServerResponse response;
     private final Context context;
+    private final String requestId;
     private volatile boolean closed;
+    private volatile boolean answered;
     private volatile Runnable gone;
 
-    /** @param gone run when the client's connection closes before the stream ended */
-    StreamTransport(HttpServerResponse response, Context context, Runnable gone) {
+    /**
+     * @param gone      run when the client's connection closes before the stream ended
+     * @param requestId the HTTP request's id, which an internal error names
+     */
+    StreamTransport(HttpServerResponse response, Context context, Runnable gone, String requestId) {
       this.response = response;
       this.context = context;
       this.gone = gone;
+      this.requestId = requestId;
       response.closeHandler(v -> {
         closed = true;
         this.gone.run();
@@ -296,12 +341,27 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       return sendMessage(message, null);
     }
 
+    /** Answers request {@code id} with an internal error if nothing answered it yet, and ends the stream. */
+    void answerFailure(Object id) {
+      if (answered) {
+        close();
+        return;
+      }
+      sendMessage(McpSchema.JSONRPCResponse.error(id, new McpSchema.JSONRPCResponse.JSONRPCError(
+          McpSchema.ErrorCodes.INTERNAL_ERROR, "internal error")), null)
+          .subscribe(null, e -> close(), this::close);
+    }
+
     @Override
     public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message, String messageId) {
+      McpSchema.JSONRPCMessage shown = shown(message);
+      if (shown instanceof McpSchema.JSONRPCResponse) {
+        answered = true;
+      }
       return Mono.create(sink -> {
         String data;
         try {
-          data = json.writeValueAsString(message);
+          data = json.writeValueAsString(shown);
         } catch (IOException e) {
           sink.error(e);
           return;
@@ -313,6 +373,26 @@ final class McpTransport implements McpStreamableServerTransportProvider {
           sink.success();
         });
       });
+    }
+
+    /**
+     * An error as the client may see it: an internal one names the request (the SDK would send its
+     * exception's message and causes, which may hold anything, host paths included: logged here
+     * instead); any other without host paths.
+     */
+    private McpSchema.JSONRPCMessage shown(McpSchema.JSONRPCMessage message) {
+      if (!(message instanceof McpSchema.JSONRPCResponse r) || r.error() == null) {
+        return message;
+      }
+      McpSchema.JSONRPCResponse.JSONRPCError e = r.error();
+      if (e.code() != null && e.code() == McpSchema.ErrorCodes.INTERNAL_ERROR) {
+        log.warn("mcp request {}: internal error answered to the client: {} {}", requestId, e.message(), e.data());
+        return McpSchema.JSONRPCResponse.error(r.id(), new McpSchema.JSONRPCResponse.JSONRPCError(e.code(),
+            "internal error; the gateway log has the details, under request " + requestId));
+      }
+      Object data = e.data() instanceof String d ? dev.quarry.config.HostPaths.redact(d) : e.data();
+      return McpSchema.JSONRPCResponse.error(r.id(), new McpSchema.JSONRPCResponse.JSONRPCError(e.code(),
+          dev.quarry.config.HostPaths.redact(e.message()), data));
     }
 
     @Override

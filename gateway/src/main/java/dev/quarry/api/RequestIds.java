@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -17,12 +18,29 @@ final class RequestIds {
    * names it with any unexpected failure, so a user's report can be matched to the log.
    */
   static void assign(RoutingContext ctx) {
-    String given = ctx.request().getHeader(HEADER);
-    String id = given != null && CLIENT_HEADER.matcher(given).matches()
-        ? given : "req_" + UUID.randomUUID().toString().replace("-", "");
-    ctx.put(HEADER, id);
-    ctx.response().putHeader(HEADER, id);
+    ensure(ctx);
     ctx.next();
+  }
+
+  /**
+   * The request's id, given now if no handler gave it one yet: a request the router fails before
+   * its first handler (vert.x-web's own checks) still gets one, in its answer and in the log.
+   */
+  static String ensure(RoutingContext ctx) {
+    String id = ctx.get(HEADER);
+    if (id == null) {
+      id = of(ctx.request());
+      ctx.put(HEADER, id);
+      ctx.response().putHeader(HEADER, id);
+    }
+    return id;
+  }
+
+  /** The client's id when it sent one safe to echo and log, else a new one. */
+  static String of(HttpServerRequest request) {
+    String given = request.getHeader(HEADER);
+    return given != null && CLIENT_HEADER.matcher(given).matches()
+        ? given : "req_" + UUID.randomUUID().toString().replace("-", "");
   }
 
 }

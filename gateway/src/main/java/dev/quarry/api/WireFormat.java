@@ -1,5 +1,6 @@
 package dev.quarry.api;
 
+import dev.quarry.config.HostPaths;
 import dev.quarry.ingest.IngestResult;
 import dev.quarry.search.SearchHit;
 import dev.quarry.store.DocumentStore;
@@ -17,6 +18,8 @@ import java.util.UUID;
 
 /** The JSON shapes of the API: snake_case keys, in the order docs/CONTRACT.md lists them. */
 final class WireFormat {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WireFormat.class);
+
   private WireFormat() {}
 
   static JsonObject document(DocumentSummary d) {
@@ -100,7 +103,21 @@ final class WireFormat {
 
   static JsonObject error(ApiError e) {
     return new JsonObject()
-        .put("error", new JsonObject().put("code", e.code()).put("message", e.getMessage()));
+        .put("error", new JsonObject().put("code", e.code()).put("message", message(e)));
+  }
+
+  /**
+   * An error's message as a client may read it: without host paths (HostPaths), whatever the
+   * part that made it put in. One that held any is logged whole, for the operator, and as a
+   * message to fix where it is made.
+   */
+  static String message(ApiError e) {
+    String m = e.getMessage();
+    String shown = HostPaths.redact(m);
+    if (shown != null && !shown.equals(m)) {
+      log.warn("an error message held host paths, which the client was not shown ({} {}): {}", e.status(), e.code(), m);
+    }
+    return shown;
   }
 
   /**
@@ -116,7 +133,7 @@ final class WireFormat {
       case 429 -> "rate_limit_error";
       default -> e.status() >= 500 ? "server_error" : "invalid_request_error";
     };
-    JsonObject body = new JsonObject().put("error", new JsonObject().put("message", e.getMessage()).put("type", type)
+    JsonObject body = new JsonObject().put("error", new JsonObject().put("message", message(e)).put("type", type)
         .put("param", e.param()).put("code", e.code()));
     if (e.analysisId() != null) {
       body.put("quarry", new JsonObject().put("analysis_id", e.analysisId()).put("error_type", e.analysisError()));

@@ -6,8 +6,11 @@ import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpServerResponse;
+import dev.quarry.api.ApiError;
 import dev.quarry.api.HardClose;
+import dev.quarry.api.ProtocolErrors;
+import dev.quarry.telemetry.QuarryMetrics;
+import io.vertx.core.http.impl.HttpServerConnection;
 import io.vertx.core.net.impl.ConnectionBase;
 import java.time.Duration;
 import java.util.Map;
@@ -37,8 +40,10 @@ final class ConnectionGuard {
    * {@code ended()} and {@code closed()}, at each sweep.
    */
   private static final class Held {
-    volatile HttpServerResponse latest;
+    volatile HttpServerRequest latest;
     volatile long quietSince;
+    /** Refused for breaking HTTP: it is closing, and nothing more it carries is served. */
+    volatile boolean refused;
 
     Held(long now) {
       quietSince = now;
@@ -46,8 +51,8 @@ final class ConnectionGuard {
 
     /** Whether its latest request is under way: its response neither ended nor closed. */
     boolean underWay() {
-      HttpServerResponse r = latest;
-      return r != null && !r.ended() && !r.closed();
+      HttpServerRequest r = latest;
+      return r != null && !r.response().ended() && !r.response().closed();
     }
   }
 
@@ -55,15 +60,20 @@ final class ConnectionGuard {
 
   private final long idleNanos;
   private final int max;
+  private final QuarryMetrics metrics;
+  private final AtomicInteger protocolErrors = new AtomicInteger();
+  /** The server's request handler, which {@link #connected} sets on each connection. */
+  private volatile Handler<HttpServerRequest> requests;
   private final Map<HttpConnection, Held> open = new ConcurrentHashMap<>();
   private final AtomicInteger refused = new AtomicInteger();
   private final AtomicInteger evicted = new AtomicInteger();
   /** The open connections, oldest first (guarded by itself). */
   private final java.util.LinkedHashSet<HttpConnection> arrivals = new java.util.LinkedHashSet<>();
 
-  ConnectionGuard(Duration idle, int max) {
+  ConnectionGuard(Duration idle, int max, QuarryMetrics metrics) {
     this.idleNanos = idle.toNanos();
     this.max = max;
+    this.metrics = metrics;
   }
 
   /**
@@ -88,6 +98,15 @@ final class ConnectionGuard {
     synchronized (arrivals) {
       arrivals.add(connection);
     }
+    // Vert.x wraps the server's request handler in one that answers a request of an HTTP version it
+    // does not know with a bare 501, before any handler of ours sees it; Quarry serves no WebSockets
+    // (that wrapper's other job), so each connection gets the guarded handler itself, which answers 505.
+    if (connection instanceof HttpServerConnection server && requests != null) {
+      server.handler(requests);
+    }
+    // Per connection: its failures (a chunked body the decoder cannot read, a reset) come here first,
+    // and without a handler Vert.x logs each at ERROR.
+    connection.exceptionHandler(e -> failed(connection, e));
     // Counted out when it closes, whoever closes it. Not through closeHandler: Vert.x keeps one, and
     // an upload sets its own on the request's connection.
     if (connection instanceof ConnectionBase base) {
@@ -133,16 +152,92 @@ final class ConnectionGuard {
     return true;
   }
 
-  /** {@code handler}, with each request noted as its connection's latest. */
+  /**
+   * {@code handler}, with each request noted as its connection's latest, and a head that breaks
+   * HTTP refused before it ({@link ProtocolErrors#ofDecodedHead}). A request pipelined behind one
+   * that was refused is not served: the connection is closing, and what follows a request whose
+   * framing was in doubt may be the rest of its body.
+   */
   Handler<HttpServerRequest> counting(Handler<HttpServerRequest> handler) {
     return request -> {
       Held held = open.get(request.connection());
       if (held != null) {
-        held.latest = request.response();
+        if (held.refused) {
+          return;
+        }
+        held.latest = request;
         held.quietSince = BUSY;
+      }
+      ApiError broken = ProtocolErrors.ofDecodedHead(request);
+      if (broken != null) {
+        refuse(request, broken, null);
+        return;
       }
       handler.handle(request);
     };
+  }
+
+  /** The server's handler of a request whose head the decoder could not read. */
+  private void invalidHead(HttpServerRequest request) {
+    Held held = open.get(request.connection());
+    if (held != null) {
+      held.latest = request;
+      held.quietSince = BUSY;
+    }
+    refuse(request, ProtocolErrors.ofHead(request.decoderResult().cause()), request.decoderResult().cause());
+  }
+
+  /**
+   * A failure of a connection: the decoder's, reading a chunked body (Vert.x then closes the
+   * connection), is answered here if its request's answer has not begun, since this is the last
+   * moment anything can be sent; anything else is the client going away, noted at debug level.
+   */
+  private void failed(HttpConnection connection, Throwable e) {
+    ApiError broken = ProtocolErrors.ofBody(e);
+    Held held = open.get(connection);
+    HttpServerRequest request = held == null ? null : held.latest;
+    if (broken == null) {
+      log.debug("connection from {} failed: {}", connection.remoteAddress(), e.toString());
+      return;
+    }
+    if (request != null && !request.response().headWritten()) {
+      refuse(request, broken, e);
+      return;
+    }
+    if (held == null || !held.refused) {
+      count(broken, e); // the answer had begun (or none was under way): nothing left to tell the client
+    }
+    // Vert.x closes the channel at once, dropping what was written in this read and not yet
+    // flushed: an answer given before the body was read (a 404, a 401) would never leave.
+    flush(connection);
+  }
+
+  private static void flush(HttpConnection connection) {
+    if (connection instanceof ConnectionBase base) {
+      base.channel().flush();
+    }
+  }
+
+  private void refuse(HttpServerRequest request, ApiError error, Throwable cause) {
+    Held held = open.get(request.connection());
+    if (held != null) {
+      held.refused = true;
+    }
+    count(error, cause);
+    ProtocolErrors.reply(request, error);
+    flush(request.connection()); // out before the decoder's failure closes the channel, if that is why
+  }
+
+  /** Counts a refusal, and logs it: the first, then every thousandth, at INFO (clients' mistakes, not ours). */
+  private void count(ApiError error, Throwable cause) {
+    metrics.protocolError(error.code());
+    int n = protocolErrors.incrementAndGet();
+    if (n == 1 || n % 1000 == 0) {
+      log.info("refused a request that breaks HTTP ({} {}: {}{}; {} so far)", error.status(), error.code(),
+          error.getMessage(), cause == null ? "" : "; " + cause, n);
+    } else {
+      log.debug("refused a request that breaks HTTP ({} {}: {})", error.status(), error.code(), error.getMessage());
+    }
   }
 
   /**
@@ -171,9 +266,11 @@ final class ConnectionGuard {
    * only once its first bytes arrive, so a silent one escaped the guard.
    */
   HttpServer server(Vertx vertx, Handler<HttpServerRequest> handler) {
+    requests = counting(handler);
     return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
         .connectionHandler(this::connected)
-        .requestHandler(counting(handler));
+        .invalidRequestHandler(this::invalidHead)
+        .requestHandler(requests);
   }
 
   /** Sweeps every so often (a fraction of the idle limit); returns the timer. */

@@ -139,6 +139,10 @@ public final class Gateway extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    // Whatever reaches a client or an analysis' record names these by their settings, never by path.
+    dev.quarry.config.HostPaths.protect("QUARRY_DATA_DIR", config.dataDir());
+    dev.quarry.config.HostPaths.protect("QUARRY_SANDBOX_RUN_DIR", sandboxSettings.runRoot());
+    vertx.exceptionHandler(Gateway::unhandled);
     lifecycle = new Lifecycle(vertx);
     readiness = new Readiness(vertx, metrics);
     return vertx.executeBlocking(this::prepare)
@@ -180,12 +184,12 @@ public final class Gateway extends VerticleBase {
               .withAnalyses(analyses);
           router = routes.router();
           connections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
-              config.maxConnections());
+              config.maxConnections(), metrics);
           connectionSweep = connections.sweepEvery(vertx);
           // The metrics port (scrapes and probes) gets a guard of its own, small: it was unguarded, and
           // 300 silent connections there held 300 file descriptors for good (red team R7-2).
           metricsConnections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
-              METRICS_MAX_CONNECTIONS);
+              METRICS_MAX_CONNECTIONS, metrics);
           metricsSweep = metricsConnections.sweepEvery(vertx);
           OpsRoutes opsRoutes = new OpsRoutes(readiness, lifecycle, metrics);
           opsRoutes.mountProbes(router);
@@ -194,6 +198,8 @@ public final class Gateway extends VerticleBase {
           // The probes on the metrics port too: the kubelet's liveness probe must not fail, and restart
           // the gateway, because clients hold the API port's connections (red team R6-1).
           opsRoutes.mountProbes(metricsRouter);
+          // Its failures (an unknown path, a wrong method) in the API's error shape, as on the API's port.
+          ApiRoutes.answerFailures(metricsRouter);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           // Once leftovers are gone, the sandbox image is pulled if the engine lacks it, and a probe
           // sandbox proves that sandboxes start (awaited only when no pull is needed).
@@ -247,6 +253,28 @@ public final class Gateway extends VerticleBase {
         });
   }
 
+  private static final java.util.concurrent.atomic.AtomicInteger lateAnswers = new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * What a handler threw outside any route's chain (in a callback): logged as Vert.x would, at ERROR
+   * with its trace, but for a handler answering a request whose answer went out already. That is
+   * the end of a request refused for breaking HTTP while its handler still worked (the refusal
+   * cannot wait: Vert.x closes the connection at once), or of one whose client left: nobody's error,
+   * noted at INFO, the first and every thousandth.
+   */
+  private static void unhandled(Throwable e) {
+    String m = e.getMessage();
+    if (e instanceof IllegalStateException && ("Response head already sent".equals(m)
+        || "Response has already been written".equals(m))) {
+      int n = lateAnswers.incrementAndGet();
+      if (n == 1 || n % 1000 == 0) {
+        log.info("a handler answered a request already answered ({}; {} so far)", m, n);
+      }
+      return;
+    }
+    log.error("Unhandled exception", e);
+  }
+
   /**
    * The blocking part of start-up: schema, the Docker client (slow to load the first time),
    * directories, the embedding model (loaded or probed).
@@ -276,9 +304,11 @@ public final class Gateway extends VerticleBase {
           }
           return "schema version " + applied;
         }));
+    // Not "reachable at" the engine's address: /readyz takes no key, and the address is a host path
+    // (unix:///var/run/docker.sock) or the host's network layout.
     readiness.add("docker", () -> vertx.executeBlocking(() -> {
       docker.pingCmd().exec();
-      return "reachable at " + ops.dockerHost();
+      return "reachable";
     }, false));
     // A reachable engine is not enough: it must have the sandbox image and start a sandbox from it.
     readiness.add("sandboxes", () -> sandboxes.health().check());
@@ -336,7 +366,7 @@ public final class Gateway extends VerticleBase {
         .put("model", s.model())
         .put("done", s.done())
         .put("total", s.total());
-    return s.error() == null ? json : json.put("error", s.error());
+    return s.error() == null ? json : json.put("error", dev.quarry.config.HostPaths.redact(s.error()));
   }
 
   /** The port actually bound (differs from the configured one when that is 0). */

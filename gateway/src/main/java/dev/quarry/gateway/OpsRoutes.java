@@ -1,5 +1,6 @@
 package dev.quarry.gateway;
 
+import dev.quarry.api.ProtocolErrors;
 import dev.quarry.telemetry.QuarryMetrics;
 
 import io.vertx.core.http.HttpHeaders;
@@ -61,6 +62,9 @@ public final class OpsRoutes {
   }
 
   private static void reply(RoutingContext ctx, int status, JsonObject body) {
+    if (ProtocolErrors.answered(ctx.response())) {
+      return; // refused for breaking HTTP (its chunked body) while the readiness checks ran
+    }
     ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(body.encode());
   }
 }

@@ -88,9 +88,10 @@ public final class Readiness {
         .onSuccess(result -> metrics.dependencyUp(check.name(), result.getBoolean("ok")));
   }
 
+  /** A failed probe's reason as anyone may read it (/readyz takes no key): its first line, no host path. */
   private static String message(Throwable e) {
     String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    return m.lines().findFirst().orElse(m);
+    return dev.quarry.config.HostPaths.redact(m.lines().findFirst().orElse(m));
   }
 
   public record Report(boolean ready, JsonObject checks, JsonObject info) {

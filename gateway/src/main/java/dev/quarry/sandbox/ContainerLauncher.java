@@ -22,6 +22,7 @@ import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.quarry.config.HostPaths;
 import dev.quarry.sandbox.ContainerException.Reason;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -41,6 +42,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Creates, starts, kills and removes hardened sandbox containers through docker-java.
@@ -53,6 +56,7 @@ import java.util.concurrent.locks.LockSupport;
  * can tell a leftover from a sandbox that is merely in use.
  */
 public final class ContainerLauncher {
+  private static final Logger log = LoggerFactory.getLogger(ContainerLauncher.class);
 
   public static final String SOCKET_DIR = "/run/quarry";
   public static final String SOCKET_NAME = "sandbox.sock";
@@ -130,7 +134,8 @@ public final class ContainerLauncher {
       Path docs = prepare(setup, runDir).toAbsolutePath().normalize();
       if (!Files.isDirectory(docs)) {
         // Docker would silently create a missing bind source, owned by root and empty.
-        throw new IllegalArgumentException("documents directory " + docs + " does not exist");
+        log.warn("sandbox {}: its documents directory {} does not exist", id, docs);
+        throw new IllegalArgumentException("the tenant's documents directory does not exist");
       }
       containerId = create(id, tenantId, docs, runDir, limits, command, created);
       start(containerId);
@@ -147,8 +152,10 @@ public final class ContainerLauncher {
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
-      throw new ContainerException(Reason.HOST_IO, "cannot prepare sandbox run directory " + runDir + ": "
-          + e.getMessage(), e);
+      // The client is told why, never where: the run directory is a host path (README, Security).
+      log.warn("cannot prepare sandbox run directory {}: {}", runDir, e.toString());
+      throw new ContainerException(Reason.HOST_IO, "cannot prepare the sandbox's run directory ("
+          + HostPaths.reason(e) + ")", e);
     }
   }
 
@@ -414,7 +421,9 @@ public final class ContainerLauncher {
       // The sandbox user (not the gateway's) must reach the socket inside.
       Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxr-xr-x"));
     } catch (IOException e) {
-      throw new ContainerException(Reason.HOST_IO, "cannot create sandbox run directory " + runDir, e);
+      log.warn("cannot create sandbox run directory {}: {}", runDir, e.toString());
+      throw new ContainerException(Reason.HOST_IO, "cannot create the sandbox's run directory ("
+          + HostPaths.reason(e) + ")", e);
     }
   }
 
@@ -430,7 +439,9 @@ public final class ContainerLauncher {
         }
       }
     } catch (IOException | UncheckedIOException e) {
-      throw new ContainerException(Reason.HOST_IO, "cannot delete sandbox run directory " + runDir, e);
+      log.warn("cannot delete sandbox run directory {}: {}", runDir, e.toString());
+      throw new ContainerException(Reason.HOST_IO, "cannot delete the sandbox's run directory ("
+          + HostPaths.reason(e) + ")", e);
     }
   }
 
@@ -452,7 +463,8 @@ public final class ContainerLauncher {
     if (e instanceof ContainerException ce) {
       return ce;
     }
-    String detail = what + ": " + e.getMessage();
+    // The engine's words may name host paths (a bind source, its data root): not for the client.
+    String detail = what + ": " + HostPaths.redact(e.getMessage());
     if (e instanceof NotFoundException) {
       return new ContainerException(Reason.NOT_FOUND, detail, e);
     }
@@ -468,7 +480,7 @@ public final class ContainerLauncher {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof IOException) {
         return new ContainerException(Reason.ENGINE_UNREACHABLE, what + ": Docker engine unreachable ("
-            + t.getMessage() + ")", e);
+            + HostPaths.reason(t) + ")", e);
       }
     }
     return new ContainerException(Reason.ENGINE_ERROR, detail, e);

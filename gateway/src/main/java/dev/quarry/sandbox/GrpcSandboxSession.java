@@ -599,7 +599,7 @@ final class GrpcSandboxSession implements SandboxSession {
     }
     vertx.executeBlocking(this::diagnose, false)
         .otherwise(e -> new CellError(CellError.SANDBOX_CRASHED,
-            "the sandbox stopped while the cell ran (" + e.getMessage() + ")", ""))
+            "the sandbox stopped while the cell ran (" + dev.quarry.config.HostPaths.reason(e) + ")", ""))
         .onSuccess(error -> {
           synchronized (this) {
             if (cell != c) {

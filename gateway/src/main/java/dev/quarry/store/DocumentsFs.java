@@ -40,6 +40,7 @@ import java.util.stream.Stream;
  * contract, and a sync rewrites only documents whose version changed.
  */
 public final class DocumentsFs {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DocumentsFs.class);
   public static final List<String> FILES = List.of("metadata.json", "content.txt", "items.jsonl", "toc.json");
 
   private final Vertx vertx;
@@ -91,7 +92,21 @@ public final class DocumentsFs {
   public Future<Path> sync(UUID tenantId) {
     return inTurn(tenantId, () -> deletedTenants.contains(tenantId)
         ? Future.failedFuture(new IllegalStateException("tenant " + tenantId + " was deleted"))
-        : syncNow(tenantId));
+        : syncNow(tenantId))
+        .recover(e -> Future.failedFuture(described(tenantId, e)));
+  }
+
+  /**
+   * A filesystem failure of a sync as a sandbox's start reports it to clients: why, never where
+   * (the directory is a host path; README, Security). The whole failure goes to the log.
+   */
+  private static Throwable described(UUID tenantId, Throwable e) {
+    if (!(e instanceof IOException) && !(e instanceof UncheckedIOException)) {
+      return e;
+    }
+    LOG.warn("the documents directory of tenant {} could not be brought up to date: {}", tenantId, e.toString());
+    return new IOException("the documents directory of tenant " + tenantId + " could not be brought up to date ("
+        + dev.quarry.config.HostPaths.reason(e) + ")", e);
   }
 
   /**

@@ -421,6 +421,18 @@ public final class QuarryMetrics {
         .tag("reason", label(reason)).register(registry);
   }
 
+  // ---------------------------------------------------------------- HTTP protocol
+
+  /**
+   * The guarded HTTP server (both ports), once per request it refuses for breaking HTTP itself: code
+   * is the error code it answers (invalid_host, malformed_request, malformed_chunked_body,
+   * uri_too_long, headers_too_large, transfer_coding_not_implemented, http_version_not_supported).
+   */
+  public void protocolError(String code) {
+    Counter.builder("quarry_http_protocol_errors").description("Requests refused for breaking HTTP, by error code")
+        .tag("code", label(code)).register(registry).increment();
+  }
+
   // ---------------------------------------------------------------- callbacks (sandbox → gateway)
 
   /** The callback server, once per tool call a sandbox makes: kind search, llm, documents, … */
