@@ -522,7 +522,12 @@ final class AnalysisRun implements Runnable {
     } catch (Exception e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }
-    deps.release(live);
+    try {
+      // Waited for: a client that starts its next analysis on seeing this one's end finds the place free.
+      deps.release(live).await();
+    } catch (Exception e) {
+      log.warn("analysis {}: giving back its place failed: {}", live.id(), e.toString());
+    }
     try {
       if (answer != null) {
         live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status().wire()).put("answer", answer.answer())
