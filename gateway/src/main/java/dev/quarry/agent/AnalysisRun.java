@@ -503,8 +503,11 @@ final class AnalysisRun implements Runnable {
       meter();
       live.flushed().await();
       Future.join(writes).otherwiseEmpty().await();
-      if (live.writeFailure() != null) {
+      String[] stoppedFor = live.failure();
+      boolean tenantGone = stoppedFor != null && "TenantDeleted".equals(stoppedFor[0]);
+      if (live.writeFailure() != null && !tenantGone) {
         // Whatever the loop's end, its record lacks steps or events: say so rather than succeed.
+        // (Not for a deleted tenant: its rows go while it stops, and that is what its stream says.)
         end = new AnalysisOutcome.Failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
             + " be stored; the gateway's log has the details");
         answer = null;

@@ -100,7 +100,7 @@ final class Cluster {
   private static void endWork(UUID tenant, AnalysisService analyses, SandboxService sandboxes) {
     int ended = analyses.endTenant(tenant);
     if (ended > 0) {
-      log.info("tenant {} is being deleted (through another gateway): ended its {} analyses here", tenant, ended);
+      log.info("tenant {} is being deleted (announced by the replica deleting it): ended its {} analyses here", tenant, ended);
     }
     sandboxes.removeTenant(tenant);
   }

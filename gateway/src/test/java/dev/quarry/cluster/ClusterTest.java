@@ -274,8 +274,8 @@ class ClusterTest {
     cluster.kill(2);
     long t0 = System.nanoTime();
     model.then(execute("print(2)"), answer("two", "print(2)"));
-    Await.until(() -> onReplica(0, "POST", "/v1/analyses", t.apiKey(),
-            new JsonObject().put("question", "Two?").encode()).status() == 200,
+    // Accepted shows in the status of a streamed answer, without waiting for the analysis to end.
+    Await.until(() -> acceptedStatus(cluster.replicaUrl(0), t.apiKey(), "Two?") == 200,
         Duration.ofSeconds(30), "the killed replica's place to be free");
     System.out.printf("a killed replica's place was free %d ms after the kill (lease 3 s)%n",
         (System.nanoTime() - t0) / 1_000_000);
@@ -295,6 +295,25 @@ class ClusterTest {
         .filter(c -> tenant.toString().equals(c.getLabels().get(ContainerLauncher.LABEL_TENANT)))
         .filter(c -> !"exited".equals(c.getState()) && !"dead".equals(c.getState()))
         .count();
+  }
+
+  /** The status a streamed analysis is answered with (200 once it has started), its stream left at once. */
+  private int acceptedStatus(String baseUrl, String key, String question) {
+    try {
+      HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create(baseUrl + "/v1/analyses"))
+          .timeout(Duration.ofSeconds(30))
+          .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("question", question).put("stream", true)
+              .encode()))
+          .build(), HttpResponse.BodyHandlers.ofInputStream());
+      r.body().close();
+      return r.statusCode();
+    } catch (IOException e) {
+      return 0;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 0;
+    }
   }
 
   /** POSTs an analysis with its events streamed; completes with the whole stream once it ends. */
