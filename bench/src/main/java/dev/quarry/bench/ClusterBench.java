@@ -39,17 +39,17 @@ final class ClusterBench {
 
   String run() throws Exception {
     StringBuilder md = new StringBuilder();
-    md.append("### What a quota check costs\n\n").append(new QuotaCheckBench().run()).append('\n');
+    md.append("### What a quota check costs\n\n").append(part(() -> new QuotaCheckBench().run())).append('\n');
     md.append("### A tenant's requests across 3 replicas behind HAProxy\n\n");
     md.append(String.format(Locale.ROOT, "The tenant's `requests_per_minute` is %d. A burst of %d requests (16 at a"
         + " time) through the balancer, then %d s at %d requests a second (twice the quota's rate), counting the"
         + " admitted (200) and refused (429).%n%n", QUOTA, BURST, SUSTAINED_SECONDS, SUSTAINED_RATE));
     md.append("| gateway | burst: admitted of ").append(BURST).append(" | allowed by the quota | sustained: admitted in ")
         .append(SUSTAINED_SECONDS).append(" s | allowed | admitted / allowed |\n|---|---:|---:|---:|---:|---:|\n");
-    md.append(admitted("this checkout (cluster-wide)", null));
+    md.append(part(() -> admitted("this checkout (cluster-wide)", null)));
     String baseline = System.getProperty("bench.cluster.baseline", "");
     if (!baseline.isBlank()) {
-      md.append(admitted("baseline: " + Path.of(baseline).getFileName() + " (per replica)", baseline));
+      md.append(part(() -> admitted("baseline: " + Path.of(baseline).getFileName() + " (per replica)", baseline)));
     }
     md.append("\n### Analyses with 1 and 3 replicas\n\n");
     md.append(String.format(Locale.ROOT, "%d analyses of %d cells each (scripted model, answers at once), %d in flight"
@@ -58,9 +58,19 @@ final class ClusterBench {
     md.append("| replicas | analyses/s | p50 s | p95 s | machine CPU busy | of which gateways | the rest (sandboxes,"
         + " PostgreSQL, engine, model) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int n : new int[] {1, 3}) {
-      md.append(analyses(n));
+      md.append(part(() -> analyses(n)));
     }
     return md.toString();
+  }
+
+  /** One part's figures, or a line saying why it has none: a part that fails keeps the others'. */
+  private static String part(java.util.concurrent.Callable<String> measure) {
+    try {
+      return measure.call();
+    } catch (Exception e) {
+      e.printStackTrace();
+      return "\n(this part failed: " + e + ")\n\n";
+    }
   }
 
   /** One cluster's row of admitted requests: a burst, then a sustained phase. */
@@ -146,6 +156,8 @@ final class ClusterBench {
         .setting("QUARRY_MODEL", "bench-scripted")
         .setting("QUARRY_SANDBOX_IMAGE", System.getenv().getOrDefault("QUARRY_SANDBOX_IMAGE", "quarry-sandbox:latest"))
         .setting("QUARRY_SANDBOX_POOL_PER_TENANT", "2")
+        // One tenant alone: it may use each replica's every sandbox slot.
+        .setting("QUARRY_SANDBOX_TENANT_SHARE_PERCENT", "100")
         .start()) {
       GatewayCluster.Tenant t = cluster.createTenant("bench-analyses");
       cluster.setQuotas(t.id(), new JsonObject().put("requests_per_minute", 100_000).put("concurrent_analyses", 64)
@@ -184,9 +196,9 @@ final class ClusterBench {
         int k = i;
         runs.add(pool.submit(() -> {
           long t0 = System.nanoTime();
-          GatewayCluster.Response r = cluster.send("POST", "/v1/analyses", key, new JsonObject()
+          GatewayCluster.Response r = cluster.send(cluster.balancerUrl(), "POST", "/v1/analyses", key, new JsonObject()
               .put("question", "bench cluster analysis " + k + " " + System.nanoTime() + ": what do the cells print?")
-              .encode());
+              .encode(), Duration.ofMinutes(5));
           if (r.status() != 200 || !"succeeded".equals(r.json().getString("status"))) {
             throw new IllegalStateException("analysis " + k + ": " + r.status() + " " + r.body());
           }

@@ -326,9 +326,14 @@ public final class GatewayCluster implements AutoCloseable {
     return send(balancerUrl(), method, path, bearer, json);
   }
 
-  /** A JSON request to one base URL (the balancer's or a replica's). */
+  /** A JSON request to one base URL (the balancer's or a replica's), answered within a minute. */
   public Response send(String baseUrl, String method, String path, String bearer, String json) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(60))
+    return send(baseUrl, method, path, bearer, json, Duration.ofSeconds(60));
+  }
+
+  /** A JSON request to one base URL, answered within {@code timeout} (a status 0 when it is not). */
+  public Response send(String baseUrl, String method, String path, String bearer, String json, Duration timeout) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout)
         .method(method, json == null ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8));
     if (json != null) {
