@@ -58,7 +58,10 @@ final class BodyPlaces {
           }
         };
         if (ctx.response().ended() || ctx.response().closed()) {
-          giveBack.run(); // the client went while the place was taken: no end handler would run now
+          // The client went while the place was taken: no end handler would run now. It hung up
+          // before its body was read, as the body handler would have found (red team R6-7).
+          giveBack.run();
+          ctx.fail(new io.vertx.core.http.HttpClosedException("the client closed the connection before its body was read"));
           return;
         }
         ctx.put(PLACE, giveBack);
