@@ -29,7 +29,8 @@ import java.util.stream.Stream;
  * is), each with its own API and metrics ports, its own data and run directories (tmpfs mounts, as
  * {@link PrivateMounts} makes them) and gateway id, on one throwaway database and the local Docker
  * engine, behind a real load balancer: Debian's HAProxy ({@code scripts/setup.sh} installs it) on
- * loopback, round robin, checking each replica's {@code /readyz}.
+ * loopback, round robin, checking each replica's {@code /readyz} every half second (three failed
+ * checks, or five seconds without an answer on a loaded machine, take a replica out).
  *
  * <p>A replica can be killed ({@code kill -9}: nothing it holds is given back, as when a node is
  * lost), stopped (SIGTERM: it drains) and started again on the same ports, directories and id.
@@ -207,6 +208,7 @@ public final class GatewayCluster implements AutoCloseable {
           timeout client 5m
           timeout server 5m
           timeout tunnel 5m
+          timeout check 5s
           retries 2
           option redispatch
         frontend quarry
@@ -215,7 +217,7 @@ public final class GatewayCluster implements AutoCloseable {
     cfg.append("  default_backend gateways\nbackend gateways\n  balance roundrobin\n  option httpchk GET /readyz\n");
     for (Replica r : replicas) {
       cfg.append("  server r").append(r.index).append(" 127.0.0.1:").append(r.port)
-          .append(" check port ").append(r.metricsPort).append(" inter 500ms fall 2 rise 1\n");
+          .append(" check port ").append(r.metricsPort).append(" inter 500ms fall 3 rise 1\n");
     }
     Path file = root.resolve("haproxy.cfg");
     Files.writeString(file, cfg.toString());
