@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|long-queries|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|long-queries|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|cluster|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
+# (cluster: ~12 min; three gateway processes behind HAProxy, as the tests' GatewayCluster runs them;
+# -Dbench.cluster.baseline=JAR also runs an earlier gateway jar the same way, -Dquarry.cluster.ports=FROM-TO
+# keeps their ports in a range)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
 # BENCH_JAVA_OPTS passes system properties, e.g. -Dbench.collections=cranfield-long (retrieval at chunk
 # length), -Dbench.analyses.warmup=N, -Dbench.latency.warmup=N, -Dbench.latency.passes=N,
@@ -49,5 +52,5 @@ fi
 deps=$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/dev/quarry/' | paste -sd: -)
 exec java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx6g ${BENCH_JAVA_OPTS:-} \
   -Dbench.command="./quarry bench ${which[*]}" \
-  -cp "bench/target/classes:gateway/target/classes:proto/target/classes:$deps" \
+  -cp "bench/target/classes:gateway/target/classes:gateway/target/test-classes:proto/target/classes:$deps" \
   dev.quarry.bench.BenchMain "${which[@]}"

@@ -513,6 +513,23 @@ step_browser() {
     say "chromium and chromedriver ok"
 }
 
+# ---------------------------------------------------------------- 8b. a load balancer for the cluster test
+
+# ClusterTest and `./quarry bench cluster` run three gateways behind Debian's HAProxy on loopback,
+# started with a configuration of their own (support/GatewayCluster). The package's own service is
+# not needed: where systemd runs it, it is stopped and disabled.
+step_haproxy() {
+    if command -v haproxy >/dev/null; then
+        say "haproxy ok"
+        return 0
+    fi
+    apt_ensure haproxy
+    if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+        systemctl disable --now haproxy >/dev/null 2>&1 || true
+    fi
+    say "haproxy installed"
+}
+
 # ---------------------------------------------------------------- 9. the gateway's own filesystems
 
 # A sandbox's /proc/self/mountinfo shows a bind mount's source from the root of the filesystem it
@@ -567,6 +584,7 @@ main() {
     step_registry
     step_promtool
     step_browser
+    step_haproxy
     step_data_mounts
 }
 

@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|sandbox|tenants|analyses|soak|embeddings|all]...}: runs the named benchmarks, prints
+ * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|sandbox|tenants|analyses|soak|cluster|embeddings|all]...}: runs the named benchmarks, prints
  * their figures and writes each one's section of BENCHMARKS.md at the repository root.
  * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run). {@code soak}
  * (about five and a half minutes, {@code QUARRY_SOAK_SECONDS}) is not part of {@code all}: it restarts
@@ -32,9 +32,9 @@ public final class BenchMain {
           which.add("conversion");
           which.add("conversion-filings");
         }
-        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "cluster", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, long-queries, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, long-queries, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak, cluster,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -67,6 +67,7 @@ public final class BenchMain {
           case "analyses" -> { title = "Analyses: gateway overhead and concurrency"; body = new AnalysesBench().run(); }
           case "surfaces" -> { title = "The OpenAI-compatible and MCP surfaces against REST"; body = new SurfacesBench().run(); }
           case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }
+          case "cluster" -> { title = "Replicas: quotas across a cluster, and its throughput"; body = new ClusterBench().run(); }
           default -> {
             for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),
                 TestCollections.msmarco(paths.retrieval()), TestCollections.vaswani(paths.retrieval()))) {

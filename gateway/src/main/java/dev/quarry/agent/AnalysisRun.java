@@ -505,8 +505,11 @@ final class AnalysisRun implements Runnable {
       meter();
       live.flushed().await();
       Future.join(writes).otherwiseEmpty().await();
-      if (live.writeFailure() != null) {
+      String[] stoppedFor = live.failure();
+      boolean tenantGone = stoppedFor != null && "TenantDeleted".equals(stoppedFor[0]);
+      if (live.writeFailure() != null && !tenantGone) {
         // Whatever the loop's end, its record lacks steps or events: say so rather than succeed.
+        // (Not for a deleted tenant: its rows go while it stops, and that is what its stream says.)
         end = new AnalysisOutcome.Failed("StorageFailed", "the analysis ran but part of its record (steps or events) could not"
             + " be stored; the gateway's log has the details");
         answer = null;
@@ -524,7 +527,12 @@ final class AnalysisRun implements Runnable {
     } catch (Exception e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }
-    deps.release(live);
+    try {
+      // Waited for: a client that starts its next analysis on seeing this one's end finds the place free.
+      deps.release(live).await();
+    } catch (Exception e) {
+      log.warn("analysis {}: giving back its place failed: {}", live.id(), e.toString());
+    }
     try {
       if (answer != null) {
         live.emit(AnalysisEvent.ANSWER, new JsonObject().put("status", end.status().wire()).put("answer", answer.answer())

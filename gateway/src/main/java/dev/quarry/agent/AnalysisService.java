@@ -31,11 +31,9 @@ public final class AnalysisService {
      * Gives back what the analysis holds of its tenant's quota, before its terminal event goes out:
      * a client that starts the next analysis on seeing the end of this one must find the place free.
      */
-    void release(LiveAnalysis live) {
-      Runnable release = service.releases.remove(live.id());
-      if (release != null) {
-        release.run();
-      }
+    Future<Void> release(LiveAnalysis live) {
+      Quotas.Permit permit = service.releases.remove(live.id());
+      return permit == null ? Future.succeededFuture() : permit.release();
     }
 
     void finished(LiveAnalysis live) {
@@ -58,7 +56,7 @@ public final class AnalysisService {
   }
 
   private final Map<UUID, Runnable> work = new ConcurrentHashMap<>();
-  private final Map<UUID, Runnable> releases = new ConcurrentHashMap<>();
+  private final Map<UUID, Quotas.Permit> releases = new ConcurrentHashMap<>();
   private volatile WorkTracker tracker = cancel -> () -> {};
 
   private final Map<UUID, LiveAnalysis> running = new ConcurrentHashMap<>();
@@ -105,10 +103,11 @@ public final class AnalysisService {
     }
     return deps.callbacks().tokens().allowed(tenantId)
         .compose(left -> quotas.acquireAnalysis(tenantId))
-        .compose(permit -> start(tenantId, request, permit::close));
+        .compose(permit -> start(tenantId, request, permit));
   }
 
-  private Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Runnable release) {
+  private Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Quotas.Permit permit) {
+    Runnable release = permit::close;
     List<UUID> named = new ArrayList<>(request.scope().documentIds());
     request.preload().stream().filter(id -> !named.contains(id)).forEach(named::add);
     UUID id = UUID.randomUUID();
@@ -142,7 +141,7 @@ public final class AnalysisService {
           release.run();
         })
         .map(v -> {
-          releases.put(id, release);
+          releases.put(id, permit);
           running.put(id, live);
           work.put(id, end);
           Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request));
@@ -226,6 +225,54 @@ public final class AnalysisService {
       }
     }
     return ended;
+  }
+
+  /** The notification channel on which replicas ask each other to cancel an analysis. */
+  public static final String CHANNEL = "quarry_analyses";
+  private static final String CANCEL = "cancel";
+
+  /**
+   * Cancels a running analysis of the tenant, on whichever replica runs it: here at once, elsewhere
+   * through a notification that its replica acts on. Empty when the tenant has no such analysis;
+   * otherwise its status when asked ({@code running}: it ends {@code cancelled}, as its record and
+   * stream then say; another status: it had already ended, and nothing changes).
+   */
+  public Future<Optional<String>> cancel(UUID tenantId, UUID id) {
+    Optional<LiveAnalysis> here = running(tenantId, id);
+    if (here.isPresent()) {
+      here.get().cancel();
+      return Future.succeededFuture(Optional.of("running"));
+    }
+    return deps.store().get(tenantId, id).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.succeededFuture(Optional.<String>empty());
+      }
+      String status = found.get().getString("status");
+      if (!"running".equals(status)) {
+        return Future.succeededFuture(Optional.of(status));
+      }
+      // It may have started here since the first look, or run on another replica: both hear this.
+      return deps.store().announce(CHANNEL, CANCEL + " " + tenantId + " " + id).map(v -> Optional.of(status));
+    });
+  }
+
+  /** Acts on a notification of {@link #CHANNEL}: cancels the named analysis if it runs here. */
+  public void signalled(String payload) {
+    String[] parts = payload == null ? new String[0] : payload.split(" ");
+    if (parts.length == 3 && parts[0].equals(CANCEL)) {
+      try {
+        running(UUID.fromString(parts[1]), UUID.fromString(parts[2])).ifPresent(LiveAnalysis::cancel);
+      } catch (IllegalArgumentException e) {
+        // not ours to read: a newer replica's message
+      }
+    }
+  }
+
+  /** The tenants that have analyses running here now. */
+  public Set<UUID> tenantsRunning() {
+    Set<UUID> tenants = new java.util.HashSet<>();
+    running.values().forEach(live -> tenants.add(live.tenantId()));
+    return tenants;
   }
 
   /** Cancels every running analysis (gateway shutdown); each still records its end. */

@@ -74,6 +74,11 @@ public final class AnalysisStore {
     this.pool = pool;
   }
 
+  /** Sends a notification to every replica (AnalysisService's cancels). */
+  Future<Void> announce(String channel, String payload) {
+    return dev.quarry.store.Notifications.publish(pool, channel, payload);
+  }
+
   Future<Void> insert(UUID tenantId, UUID id, String question, List<UUID> scope, List<UUID> preload,
       Budgets budgets, String model) {
     return run(tenantId, INSERT_ANALYSIS, Tuple.of(id, tenantId, question,

@@ -117,13 +117,19 @@ final class AdminRoutes {
   }
 
   /**
-   * Its running work ends first (analyses fail with TenantDeleted, sandboxes are removed, warm ones
-   * included), then its rows go; a sandbox that could not be removed is left to the reaper.
+   * Its running work ends first, on every replica (analyses fail with TenantDeleted, sandboxes are
+   * removed, warm ones included: the others hear of it by notification, or at their next look), then
+   * its rows go; a sandbox that could not be removed is left to the reaper.
    */
   private void deleteTenant(RoutingContext ctx) {
     UUID id = tenantId(ctx);
     tenants.tenant(id)
         .map(found -> found.orElseThrow(() -> noTenant(id)))
+        .compose(t -> tenants.announceDeletion(id).recover(e -> {
+          log.warn("tenant {}: the other replicas could not be told of its deletion ({}); they find out"
+              + " when they next look", id, e.toString());
+          return Future.succeededFuture();
+        }))
         .compose(t -> endWork.apply(id).recover(e -> {
           log.warn("tenant {}: not every sandbox could be removed ({}); the reaper will", id, e.toString());
           return Future.succeededFuture();

@@ -58,6 +58,7 @@ final class AnalysisRoutes {
     router.get("/v1/analyses/:id").handler(tenantAuth).handler(this::get);
     router.get("/v1/analyses/:id/events").handler(tenantAuth).handler(this::events);
     router.post("/v1/analyses/:id/replay").handler(tenantAuth).handler(this::replay);
+    router.post("/v1/analyses/:id/cancel").handler(tenantAuth).handler(this::cancel);
   }
 
   private void create(RoutingContext ctx) {
@@ -290,6 +291,26 @@ final class AnalysisRoutes {
         replayStored(ctx, response, tenant, id, last);
       }
     });
+  }
+
+  /**
+   * Cancels a running analysis on whichever replica runs it: 202 once asked (it ends
+   * {@code cancelled}, as its record and stream then say), 409 when it had already ended.
+   */
+  private void cancel(RoutingContext ctx) {
+    UUID id = analysisId(ctx);
+    analyses.cancel(ApiRoutes.tenant(ctx), id)
+        .map(found -> found.orElseThrow(() -> missing(id)))
+        .onSuccess(status -> {
+          if (!"running".equals(status)) {
+            ctx.fail(new ApiError(409, "not_running", "analysis " + id + " has already ended (" + status
+                + "); there is nothing to cancel"));
+            return;
+          }
+          ApiRoutes.replyJson(ctx, 202, new JsonObject().put("id", id.toString()).put("status", status)
+              .put("cancel", "requested"));
+        })
+        .onFailure(ctx::fail);
   }
 
   private void replay(RoutingContext ctx) {

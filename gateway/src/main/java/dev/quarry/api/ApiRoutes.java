@@ -43,8 +43,8 @@ public final class ApiRoutes {
   private final SearchRoutes search;
   private final AdminRoutes admin;
   private final Authentication auth;
-  /** Request bodies each tenant is sending at once (R6-1). */
-  private final BodyPlaces bodies = new BodyPlaces();
+  /** Request bodies each tenant is sending at once, across the replicas (R6-1). */
+  private final BodyPlaces bodies;
   private AnalysisRoutes analyses;
   /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
   private volatile int port;
@@ -71,6 +71,7 @@ public final class ApiRoutes {
     this.search = new SearchRoutes(config, searchService, documentStore, sandboxes, callbacks);
     this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork, searchService::forgetTenant);
     this.auth = new Authentication(config.tenancy(), tenants, quotas);
+    this.bodies = new BodyPlaces(quotas);
   }
 
   /** A tenant is being deleted: its analyses end (failed, TenantDeleted) and its sandboxes go at once. */

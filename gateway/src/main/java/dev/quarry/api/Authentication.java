@@ -138,12 +138,25 @@ final class Authentication {
         .onSuccess(tenant -> {
           ctx.put(PRINCIPAL_KEY, new Tenant(tenant));
           ctx.next();
-          request.resume();
+          if (ctx.get(KEEP_PAUSED) == null) {
+            request.resume();
+          }
         })
         .onFailure(err -> {
           request.resume();
           ctx.fail(err);
         });
+  }
+
+  private static final String KEEP_PAUSED = "quarry.keepPaused";
+
+  /**
+   * For a handler after authentication that goes on asynchronously before the body handler (a body's
+   * place): authentication then leaves the request paused, and that handler resumes it once the
+   * body handler is in place.
+   */
+  static void keepPaused(RoutingContext ctx) {
+    ctx.put(KEEP_PAUSED, Boolean.TRUE);
   }
 
   /** The tenant of a request a tenant route admitted; any other principal is refused (401). */

@@ -1,56 +1,74 @@
 package dev.quarry.api;
 
+import dev.quarry.tenancy.Places;
+import dev.quarry.tenancy.Quotas;
 import io.vertx.core.Handler;
 import io.vertx.ext.web.RoutingContext;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * How many request bodies a tenant may be sending at once. A body has a deadline (the body timeout,
- * 120 s), but a client that trickles one byte at a time holds its connection that long, and without
- * a bound per tenant one key could hold every connection the gateway allows that way (red team
- * R6-1). A place is taken before the body is read and given back once it has been (or the request
- * ended first); past the bound the request is refused with {@code 429 too_many_uploads}.
+ * How many request bodies a tenant may be sending at once, across the gateway's replicas. A body
+ * has a deadline (the body timeout, 120 s), but a client that trickles one byte at a time holds its
+ * connection that long, and without a bound per tenant one key could hold every connection the
+ * gateways allow that way (red team R6-1). A place is taken before the body is read and given back
+ * once it has been (or the request ended first); past the bound the request is refused with
+ * {@code 429 too_many_uploads}. Places are counted in PostgreSQL ({@link Quotas#acquireBody}), so
+ * the bound holds however a load balancer spreads the tenant's requests.
  */
 final class BodyPlaces {
   /** Request bodies one tenant may be sending at once. */
   static final int MAX_PER_TENANT = 32;
   private static final String PLACE = "quarry.bodyPlace";
 
+  private final Quotas quotas;
   private final int max;
-  private final Map<UUID, AtomicInteger> sending = new ConcurrentHashMap<>();
 
-  BodyPlaces() {
-    this(MAX_PER_TENANT);
+  BodyPlaces(Quotas quotas) {
+    this(quotas, MAX_PER_TENANT);
   }
 
-  BodyPlaces(int max) {
+  BodyPlaces(Quotas quotas, int max) {
+    this.quotas = quotas;
     this.max = max;
   }
 
-  /** Before the body handler: takes the tenant's place, or refuses the request. */
+  /**
+   * After authentication, before the body handler: takes the tenant's place, or refuses the
+   * request. The request stays paused while the place is taken (the body handler must see all of it).
+   */
   Handler<RoutingContext> take() {
     return ctx -> {
       UUID tenant = ApiRoutes.tenant(ctx);
-      AtomicInteger count = sending.computeIfAbsent(tenant, t -> new AtomicInteger());
-      if (count.incrementAndGet() > max) {
-        count.decrementAndGet();
-        ctx.fail(new ApiError(429, "too_many_uploads", "this API key's tenant is already sending " + max
-            + " request bodies at once, the most it may; send this one when one of them has arrived"));
-        return;
-      }
-      AtomicBoolean held = new AtomicBoolean(true);
-      Runnable giveBack = () -> {
-        if (held.compareAndSet(true, false)) {
-          count.decrementAndGet();
+      Authentication.keepPaused(ctx);
+      quotas.acquireBody(tenant, max).onComplete(ar -> {
+        if (ar.failed()) {
+          ctx.request().resume();
+          ctx.fail(ar.cause() instanceof Places.Full
+              ? new ApiError(429, "too_many_uploads", "this API key's tenant is already sending " + max
+                  + " request bodies at once, the most it may; send this one when one of them has arrived")
+              : ar.cause());
+          return;
         }
-      };
-      ctx.put(PLACE, giveBack);
-      ctx.addEndHandler(v -> giveBack.run());
-      ctx.next();
+        AtomicBoolean held = new AtomicBoolean(true);
+        Quotas.Permit permit = ar.result();
+        Runnable giveBack = () -> {
+          if (held.compareAndSet(true, false)) {
+            permit.close();
+          }
+        };
+        if (ctx.response().ended() || ctx.response().closed()) {
+          // The client went while the place was taken: no end handler would run now. It hung up
+          // before its body was read, as the body handler would have found (red team R6-7).
+          giveBack.run();
+          ctx.fail(new io.vertx.core.http.HttpClosedException("the client closed the connection before its body was read"));
+          return;
+        }
+        ctx.put(PLACE, giveBack);
+        ctx.addEndHandler(v -> giveBack.run());
+        ctx.next();
+        ctx.request().resume();
+      });
     };
   }
 
@@ -63,11 +81,5 @@ final class BodyPlaces {
       }
       ctx.next();
     };
-  }
-
-  /** The tenant's bodies being sent now. */
-  int sending(UUID tenant) {
-    AtomicInteger count = sending.get(tenant);
-    return count == null ? 0 : count.get();
   }
 }

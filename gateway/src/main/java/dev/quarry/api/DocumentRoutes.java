@@ -42,7 +42,8 @@ record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, D
               return ingestService.ingest(tenant, request, limits.of(Quota.STORED_BYTES),
                   events == null ? IngestProgress.NONE : events);
             })
-            .andThen(done -> place.close())))
+            // The answer waits for the place to be given back: the client's next ingest finds it free.
+            .eventually(place::release)))
         .eventually(() -> ErrorMapping.discardUploads(ctx))
         .onSuccess(result -> {
           if (events != null) {

@@ -11,14 +11,15 @@ public enum Quota {
   CONCURRENT_ANALYSES("concurrent_analyses", 4, 64, 10_000),
   MODEL_TOKENS_PER_DAY("model_tokens_per_day", 2_000_000, 1_000_000_000, Long.MAX_VALUE / 2),
   /**
-   * Sandboxes the tenant holds at once on one replica (executions, analyses and replays, starting,
-   * running or queued for a slot); never more than its fair share of the replica's sandboxes.
+   * Sandboxes the tenant holds at once across the replicas (executions, analyses and replays,
+   * starting, running or queued for a slot); on one replica never more than its fair share of that
+   * replica's sandboxes.
    */
   CONCURRENT_SANDBOXES("concurrent_sandboxes", 8, 1024, 1024),
   /**
-   * Ingests the tenant has under way at once on one replica, from the moment its document has
+   * Ingests the tenant has under way at once across the replicas, from the moment its document has
    * arrived (waiting for an ingest worker, or converting, embedding and writing); of them, at most
-   * half the replica's ingest workers run at once, the rest wait in the tenant's own line.
+   * half a replica's ingest workers run at once there, the rest wait in the tenant's own line.
    */
   CONCURRENT_INGESTS("concurrent_ingests", 4, 64, 10_000);
 

@@ -26,6 +26,10 @@ import dev.quarry.store.Database;
 import dev.quarry.store.DocumentStore;
 import dev.quarry.store.DocumentsFs;
 import dev.quarry.config.Quota;
+import dev.quarry.sandbox.SandboxQuotaExceeded;
+import dev.quarry.store.Notifications;
+import dev.quarry.store.Replicas;
+import dev.quarry.tenancy.QuotaExceeded;
 import dev.quarry.tenancy.Quotas;
 import dev.quarry.tenancy.TenantStore;
 import io.vertx.core.Future;
@@ -86,6 +90,7 @@ public final class Gateway extends VerticleBase {
   private ConnectionGuard metricsConnections;
   private long metricsSweep = -1;
   private Router router;
+  private Cluster cluster;
 
   /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
   public Gateway(Config config) {
@@ -152,14 +157,22 @@ public final class Gateway extends VerticleBase {
           SearchService search = new SearchService(vertx, pool, embedder, config, metrics);
           reembedder = new Reembedder(vertx, pool, embedder);
           SandboxSettings sandboxed = sandboxSettings;
-          Quotas quotas = new Quotas(pool, config.tenancy());
+          // One replica of those sharing the database: quotas are counted there, across them all.
+          cluster = new Cluster(vertx, new Replicas(vertx, pool, sandboxed.gatewayId(), ops.replicaLease()),
+              new Notifications(vertx, Database.appConnectOptions(config)));
+          Quotas quotas = new Quotas(pool, config.tenancy(), cluster.replicas());
+          TenantStore tenants = new TenantStore(pool);
           sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics,
-              tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
+              tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)),
+              tenant -> quotas.acquireSandbox(tenant).<Runnable>map(permit -> permit::close)
+                  .recover(e -> Future.failedFuture(e instanceof QuotaExceeded over
+                      ? new SandboxQuotaExceeded(over.limit()) : e)));
           addReadinessChecks();
           Future<Void> mounts = addMountCheck(sandboxed);
-          // A tenant deleted through another replica loses its sandboxes and search copies here too.
-          sandboxes.watchTenants(new TenantStore(pool)::existing, SandboxService.TENANT_CHECK);
-          searchWatch = search.watchTenants(new TenantStore(pool)::existing, SearchService.TENANT_CHECK);
+          // A tenant deleted through another replica loses its sandboxes and search copies here too:
+          // at once by notification (Cluster), within these checks if that was missed.
+          sandboxes.watchTenants(tenants::existing, SandboxService.TENANT_CHECK);
+          searchWatch = search.watchTenants(tenants::existing, SearchService.TENANT_CHECK);
           DocumentStore documents = new DocumentStore(pool, documentsFs);
           // Without a model endpoint analyses are refused (saying how to configure one); the rest works.
           model = new ModelClient(agentSettings, metrics);
@@ -179,9 +192,10 @@ public final class Gateway extends VerticleBase {
               new IngestService(vertx, pool, embedder, documentsFs, config, metrics)
                   .trackWith(cancel -> lifecycle.begin("ingest", reason -> cancel.run())::close),
               documents,
-              search, new TenantStore(pool), quotas, documentsFs,
+              search, tenants, quotas, documentsFs,
               sandboxes, callbacks)
               .withAnalyses(analyses);
+          cluster.listen(tenants, quotas, analyses, sandboxes, search, documentsFs);
           router = routes.router();
           connections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
               config.maxConnections(), metrics);
@@ -214,7 +228,7 @@ public final class Gateway extends VerticleBase {
           // closed once the index is there, so that after start-up the owner only ever migrated.
           Pool owner = Database.ownerPool(vertx, config);
           Future<Void> indexed = search.prepare(owner).eventually(owner::close);
-          return Future.join(indexed, reaped, mounts)
+          return Future.join(indexed, reaped, mounts, cluster.start())
               .compose(v -> metricsConnections.server(vertx, metricsRouter).listen(ops.metricsPort())
                   .recover(e -> Future.failedFuture(new IllegalStateException("cannot serve /metrics on port "
                       + ops.metricsPort() + " (QUARRY_METRICS_PORT): " + e.getMessage(), e))))
@@ -236,16 +250,10 @@ public final class Gateway extends VerticleBase {
           // where nothing polls the probe.
           probeTimer = vertx.setPeriodic(0, PROBE_INTERVAL_MS, id -> readiness.evaluate());
           // Analyses that a killed gateway (this one's earlier life or another replica) left running.
+          // One replica a minute sweeps for all (Cluster.sweep).
           AbandonedAnalyses abandoned = new AbandonedAnalyses(pool, AbandonedAnalyses.DEFAULT_GRACE);
           sweepTimer = vertx.setPeriodic(0, SWEEP_INTERVAL_MS, id -> {
-            abandoned.sweep()
-                .onSuccess(ended -> {
-                  if (!ended.isEmpty()) {
-                    log.warn("ended {} analyses left running by a gateway that stopped without ending them: {}",
-                        ended.size(), ended);
-                  }
-                })
-                .onFailure(e -> log.warn("sweeping abandoned analyses failed: {}", e.getMessage()));
+            cluster.sweep(abandoned);
             // Upload files a crashed gateway sharing this data directory left (this one's went at start-up).
             vertx.executeBlocking(() -> ApiRoutes.sweepUploads(config), false);
           });
@@ -438,6 +446,9 @@ public final class Gateway extends VerticleBase {
       // Sandboxes go with the gateway: none may outlive it (the reaper of the next start is the backstop).
       Future<Void> sandboxesClosed = sandboxes == null ? Future.succeededFuture() : sandboxes.close();
       return Future.join(reembedStopped, serverClosed, sandboxesClosed);
+    }).eventually(() -> {
+      // This replica leaves the others once its work is done: what places it still holds go with it.
+      return cluster == null ? Future.succeededFuture() : cluster.stop();
     }).eventually(() -> {
       closeDocker();
       if (model != null) {

@@ -34,9 +34,12 @@ import org.slf4j.LoggerFactory;
  * content is never written, so the BM25 index is left alone (see V3__reembed_keeps_terms.sql),
  * except for a chunk whose context changes: BM25 indexes that too (V12).
  *
- * <p>Safe to run on several replicas at once: a chunk that another one got to first, or whose
- * content changed in the meantime, is skipped by the UPDATE's guard. Not safe against replicas that
- * still ingest with the old model (a rolling deploy): their chunks wait for the next start.
+ * <p>Replicas share the work rather than each doing all of it: a batch's rows are locked from their
+ * read to their write ({@code FOR UPDATE SKIP LOCKED}), and another replica's walk passes over
+ * locked rows, so each chunk is embedded once however many replicas start together (a batch whose
+ * replica dies before its write is left for the next run). A chunk whose content changed in the
+ * meantime is skipped by the UPDATE's guard. Not safe against replicas that still ingest with the
+ * old model (a rolling deploy): their chunks wait for the next start.
  */
 public final class Reembedder {
   private static final Logger LOG = LoggerFactory.getLogger(Reembedder.class);
@@ -62,7 +65,9 @@ public final class Reembedder {
   /** Walks the primary key, so each batch costs its own rows, not a scan of the table. */
   private static final String NEXT_BATCH = "SELECT id, document_id, context, context_version, embedding_model,"
       + " content, md5(content) AS content_md5 FROM chunks"
-      + " WHERE id > $2 AND (embedding_model <> $1 OR context_version < $4) ORDER BY id LIMIT $3";
+      + " WHERE id > $2 AND (embedding_model <> $1 OR context_version < $4) ORDER BY id LIMIT $3"
+      // Rows another replica is re-embedding right now are skipped, not waited for: replicas share the work.
+      + " FOR UPDATE SKIP LOCKED";
 
   /** What a document's context is made of: its name and the items of its first pages. */
   private static final String DOCUMENT_NAME = "SELECT title, uri FROM documents WHERE id = $1";
@@ -197,22 +202,24 @@ public final class Reembedder {
     if (START.equals(after)) {
       contexts.clear();
     }
+    // One transaction per batch: its rows stay locked from their read to their write, so another
+    // replica's walk skips them rather than embedding them a second time.
     Database.inTenant(pool, tenant, conn -> conn.preparedQuery(NEXT_BATCH)
-            .execute(Tuple.of(embedder.modelName(), after, batchSize, (short) Chunk.CONTEXT_VERSION)))
-        .compose(rows -> {
-          List<Row> batch = new ArrayList<>(rows.size());
-          rows.forEach(batch::add);
-          if (batch.isEmpty()) {
-            return Future.succeededFuture((UUID) null);
-          }
-          return contexts(tenant, batch)
-              .compose(newContexts -> embed(batch, newContexts)
-                  .compose(vectors -> write(tenant, batch, newContexts, vectors)))
-              .map(written -> {
-                progress(written);
-                return batch.getLast().getUUID("id");
-              });
-        })
+            .execute(Tuple.of(embedder.modelName(), after, batchSize, (short) Chunk.CONTEXT_VERSION))
+            .compose(rows -> {
+              List<Row> batch = new ArrayList<>(rows.size());
+              rows.forEach(batch::add);
+              if (batch.isEmpty()) {
+                return Future.succeededFuture((UUID) null);
+              }
+              return contexts(tenant, batch)
+                  .compose(newContexts -> embed(batch, newContexts)
+                      .compose(vectors -> write(conn, batch, newContexts, vectors)))
+                  .map(written -> {
+                    progress(written);
+                    return batch.getLast().getUUID("id");
+                  });
+            }))
         .onSuccess(last -> {
           if (last == null) {
             nextBatch(tenants, tenantIndex + 1, START, 1);
@@ -333,7 +340,8 @@ public final class Reembedder {
     }, false);
   }
 
-  private Future<Integer> write(UUID tenant, List<Row> batch, List<String> newContexts, List<String> vectors) {
+  private Future<Integer> write(io.vertx.sqlclient.SqlConnection conn, List<Row> batch, List<String> newContexts,
+      List<String> vectors) {
     UUID[] ids = new UUID[batch.size()];
     String[] contentMd5 = new String[batch.size()];
     for (int i = 0; i < ids.length; i++) {
@@ -347,8 +355,7 @@ public final class Reembedder {
         .addArrayOfString(vectors.toArray(String[]::new))
         .addArrayOfString(newContexts.toArray(String[]::new))
         .addShort((short) Chunk.CONTEXT_VERSION);
-    return Database.inTenant(pool, tenant, conn -> conn.preparedQuery(WRITE_BATCH).execute(args))
-        .map(rows -> rows.rowCount());
+    return conn.preparedQuery(WRITE_BATCH).execute(args).map(rows -> rows.rowCount());
   }
 
   private void progress(int written) {

@@ -1,9 +1,9 @@
 package dev.quarry.sandbox;
 
 /**
- * A tenant asked for a sandbox while it already holds as many as it may on this gateway: its
- * {@code concurrent_sandboxes} quota, or its share of the gateway's sandboxes
- * ({@code QUARRY_SANDBOX_TENANT_SHARE_PERCENT}), whichever is smaller. The API answers 429 with
+ * A tenant asked for a sandbox while it already holds as many as it may: its
+ * {@code concurrent_sandboxes} quota across the replicas, or its share of this gateway's sandboxes
+ * ({@code QUARRY_SANDBOX_TENANT_SHARE_PERCENT}). The API answers 429 with
  * {@code Retry-After}; the other tenants keep the rest of the slots.
  */
 public final class SandboxQuotaExceeded extends RuntimeException {
@@ -17,6 +17,12 @@ public final class SandboxQuotaExceeded extends RuntimeException {
         + (share == Integer.MAX_VALUE ? "" : "; one tenant may hold at most " + share + " of the gateway's "
             + maxActive + " sandboxes, QUARRY_SANDBOX_TENANT_SHARE_PERCENT")
         + "); wait for one of them to end", null, false, false);
+  }
+
+  /** The tenant holds its whole {@code concurrent_sandboxes} quota across the gateway's replicas. */
+  public SandboxQuotaExceeded(long quota) {
+    super("quota " + QUOTA + " exceeded (limit " + quota + "): the tenant already holds " + quota
+        + " sandboxes across the gateway's replicas; wait for one of them to end", null, false, false);
   }
 
   public long retryAfterSeconds() {

@@ -54,6 +54,8 @@ public final class SandboxService {
   private final Map<Future<SandboxSession>, UUID> openings = new ConcurrentHashMap<>();
   /** A tenant's concurrent_sandboxes quota (the tenancy part's; unbounded when none is given). */
   private final Function<UUID, Future<Integer>> sandboxQuota;
+  /** The tenant's places in that quota across the replicas. */
+  private final SandboxPlaces places;
   /** Sandboxes each tenant holds now: asked for (queued or starting) or open, until removed. */
   private final Map<UUID, Integer> held = new ConcurrentHashMap<>();
   /** Callbacks each tenant has in flight across its sandboxes. */
@@ -86,8 +88,18 @@ public final class SandboxService {
    */
   public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
       QuarryMetrics metrics, Function<UUID, Future<Integer>> sandboxQuota) {
+    this(vertx, settings, documentsDir, metrics, sandboxQuota, SandboxPlaces.UNBOUNDED);
+  }
+
+  /**
+   * @param places the tenant's places in its {@code concurrent_sandboxes} quota across the replicas;
+   *               {@code sandboxQuota} then bounds what it holds on this replica alone, as the share does
+   */
+  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
+      QuarryMetrics metrics, Function<UUID, Future<Integer>> sandboxQuota, SandboxPlaces places) {
     this.vertx = vertx;
     this.sandboxQuota = sandboxQuota;
+    this.places = places;
     this.metrics = metrics;
     this.settings = settings;
     this.documentsDir = documentsDir;
@@ -171,13 +183,18 @@ public final class SandboxService {
       if (!hold(tenantId, Math.min(quota, share))) {
         return Future.failedFuture(new SandboxQuotaExceeded(quota, share, settings.maxActive()));
       }
-      java.util.concurrent.atomic.AtomicBoolean givenBack = new java.util.concurrent.atomic.AtomicBoolean();
-      Runnable giveBack = () -> {
-        if (givenBack.compareAndSet(false, true)) {
-          held.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
-        }
-      };
-      return openHeld(tenantId, scope, callbacks, abandoned, giveBack).onFailure(e -> giveBack.run());
+      Runnable giveBackHere = () -> held.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
+      // Then its place across the replicas: a tenant at its quota on other replicas gets none here.
+      return places.take(tenantId).onFailure(e -> giveBackHere.run()).compose(place -> {
+        java.util.concurrent.atomic.AtomicBoolean givenBack = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable giveBack = () -> {
+          if (givenBack.compareAndSet(false, true)) {
+            giveBackHere.run();
+            place.run();
+          }
+        };
+        return openHeld(tenantId, scope, callbacks, abandoned, giveBack).onFailure(e -> giveBack.run());
+      });
     });
   }
 

@@ -87,8 +87,13 @@ public final class Database {
     return pool(vertx, config, config.pgUser(), config.pgPassword(), 1);
   }
 
-  private static Pool pool(Vertx vertx, Config config, String user, String password, int size) {
-    PgConnectOptions connect = new PgConnectOptions()
+  /** How the app role connects: the pool's options, for a connection of its own (LISTEN). */
+  public static PgConnectOptions appConnectOptions(Config config) {
+    return connectOptions(config, config.pgAppUser(), config.pgAppPassword());
+  }
+
+  private static PgConnectOptions connectOptions(Config config, String user, String password) {
+    return new PgConnectOptions()
         .setHost(config.pgHost())
         .setPort(config.pgPort())
         .setDatabase(config.pgDatabase())
@@ -96,6 +101,10 @@ public final class Database {
         .setPassword(password)
         .setCachePreparedStatements(true)
         .setPipeliningLimit(256);
+  }
+
+  private static Pool pool(Vertx vertx, Config config, String user, String password, int size) {
+    PgConnectOptions connect = connectOptions(config, user, password);
     return PgBuilder.pool()
         .with(new PoolOptions().setMaxSize(size))
         .connectingTo(connect)
@@ -117,6 +126,35 @@ public final class Database {
         .compose(set -> work.apply(conn)))
         .recover(e -> Future.failedFuture(unreachable(e) && !(e instanceof DatabaseUnavailable)
             ? new DatabaseUnavailable(e) : e));
+  }
+
+  /**
+   * One statement in a transaction of one tenant, in one round trip: BEGIN (with the tenant set),
+   * the statement and COMMIT go out together on one connection (pipelined), so a quota's count costs
+   * one trip to the database, not four. The commit does not wait for the disk
+   * ({@code synchronous_commit = off}): what these statements write is bookkeeping (places, tokens)
+   * that a crash of PostgreSQL may lose the last instants of, never documents. A statement that fails
+   * turns the COMMIT into a rollback; the future fails with its error.
+   */
+  public static <T> Future<T> inTenantOneTrip(Pool pool, UUID tenantId, Function<SqlConnection, Future<T>> statement) {
+    if (tenantId == null) {
+      return Future.failedFuture(new IllegalArgumentException("tenant id must not be null"));
+    }
+    return pool.getConnection().compose(conn -> {
+      Future<?> begin = conn.query("BEGIN; " + setTenant(tenantId) + "; SET LOCAL synchronous_commit = off").execute();
+      Future<T> result = statement.apply(conn);
+      Future<?> commit = conn.query("COMMIT").execute();
+      return Future.join(begin, result, commit).eventually(conn::close).transform(all -> {
+        if (begin.failed()) {
+          return Future.failedFuture(begin.cause());
+        }
+        if (result.failed()) {
+          return Future.failedFuture(result.cause());
+        }
+        return commit.failed() ? Future.failedFuture(commit.cause()) : Future.succeededFuture(result.result());
+      });
+    }).recover(e -> Future.failedFuture(unreachable(e) && !(e instanceof DatabaseUnavailable)
+        ? new DatabaseUnavailable(e) : e));
   }
 
   /**

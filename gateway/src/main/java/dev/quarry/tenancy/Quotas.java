@@ -4,6 +4,8 @@ import dev.quarry.config.Quota;
 
 import dev.quarry.config.TenancySettings;
 import dev.quarry.store.Database;
+import dev.quarry.store.Notifications;
+import dev.quarry.store.Replicas;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -17,11 +19,13 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Per-tenant quotas. Requests per minute, concurrent analyses and concurrent ingests are counted in
- * memory, per gateway replica, so that refusing a noisy tenant costs no database work; stored bytes
- * are checked inside the ingest transaction; model tokens per day are kept in {@code token_usage}.
- * Limits come from {@code tenant_quotas} over the configured defaults, re-read at most every
- * {@link #LIMITS_TTL_MS}.
+ * Per-tenant quotas, counted across the gateway's replicas (decision record 0070): rates
+ * (requests per minute) as token buckets in PostgreSQL that each replica draws on a small batch at a
+ * time ({@link RateLimits}), concurrent work (analyses, ingests, sandboxes, request bodies) as places
+ * held in PostgreSQL by the replica doing it ({@link Places}). Stored bytes are checked inside the
+ * ingest transaction; model tokens per day are kept in {@code token_usage}. Limits come from
+ * {@code tenant_quotas} over the configured defaults, re-read at most every {@link #LIMITS_TTL_MS}
+ * (at once on every replica when an admin changes them: {@link TenantEvents}).
  */
 public final class Quotas {
   static final long LIMITS_TTL_MS = 10_000;
@@ -42,20 +46,22 @@ public final class Quotas {
   private final TenancySettings settings;
   private final Clock clock;
   private final Map<UUID, Cached> limits = new ConcurrentHashMap<>();
-  private final Map<UUID, TokenBucket> buckets = new ConcurrentHashMap<>();
-  private final Map<UUID, Integer> analysesRunning = new ConcurrentHashMap<>();
-  private final Map<UUID, Integer> ingestsUnderWay = new ConcurrentHashMap<>();
+  private final RateLimits rates;
+  private final Places places;
 
   private record Cached(TenantLimits limits, long readAtMs) {}
 
-  public Quotas(Pool pool, TenancySettings settings) {
-    this(pool, settings, Clock.systemUTC());
+  /** @param replicas this replica among those sharing the database, whose places it takes */
+  public Quotas(Pool pool, TenancySettings settings, Replicas replicas) {
+    this(pool, settings, replicas, Clock.systemUTC());
   }
 
-  Quotas(Pool pool, TenancySettings settings, Clock clock) {
+  Quotas(Pool pool, TenancySettings settings, Replicas replicas, Clock clock) {
     this.pool = pool;
     this.settings = settings;
     this.clock = clock;
+    this.rates = new RateLimits(pool, replicas::live, clock);
+    this.places = new Places(pool, replicas);
   }
 
   /** The tenant's limits in force (cached for a few seconds). */
@@ -106,79 +112,105 @@ public final class Quotas {
         args.addValue(v);
       }
     }
-    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(UPSERT_OVERRIDES).execute(args))
+    // The other replicas drop their cached limits when this commits (TenantEvents).
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(UPSERT_OVERRIDES).execute(args)
+            .compose(done -> Notifications.publish(conn, TenantEvents.CHANNEL, TenantEvents.quotasChanged(tenantId))))
         .compose(done -> {
           limits.remove(tenantId);
-          buckets.remove(tenantId);
           return limits(tenantId);
         });
   }
 
   /** Counts one request against the tenant's requests per minute; fails when there is none left. */
   public Future<Void> admitRequest(UUID tenantId) {
+    return admitRate(tenantId, Quota.REQUESTS_PER_MINUTE, "requests");
+  }
+
+  /**
+   * Counts one unit of a rate quota (a per-minute quota: requests, or any other) against the
+   * tenant's limit across the replicas; fails with QuotaExceeded, "more than N {@code units} in a
+   * minute", when there is none left. Every rate quota goes through here, so through one mechanism.
+   */
+  public Future<Void> admitRate(UUID tenantId, Quota quota, String units) {
     return limits(tenantId).compose(l -> {
-      long rpm = l.of(Quota.REQUESTS_PER_MINUTE);
-      TokenBucket bucket = buckets.compute(tenantId,
-          (id, b) -> b == null || b.capacity() != rpm ? new TokenBucket(rpm, clock.millis()) : b);
-      long waitMs = bucket.take(clock.millis());
-      return waitMs == 0
-          ? Future.succeededFuture()
-          : Future.failedFuture(new QuotaExceeded(Quota.REQUESTS_PER_MINUTE, rpm, (waitMs + 999) / 1000,
-              "more than " + rpm + " requests in a minute"));
+      long perMinute = l.of(quota);
+      return rates.take(tenantId, quota, perMinute).recover(e -> Future.failedFuture(
+          e instanceof RateLimits.Empty empty
+              ? new QuotaExceeded(quota, perMinute, (empty.retryAfterMs() + 999) / 1000,
+                  "more than " + perMinute + " " + units + " in a minute")
+              : e));
     });
   }
 
-  /** A place in one of a tenant's concurrent quotas; closing it gives the place back (once). */
+  /**
+   * A place in one of a tenant's concurrent quotas, counted across the replicas. {@link #release}
+   * gives it back (once) and completes when no replica counts it any more; {@link #close} does the
+   * same without waiting.
+   */
   public interface Permit extends AutoCloseable {
+    Future<Void> release();
+
     @Override
-    void close();
+    default void close() {
+      release();
+    }
   }
 
   /**
    * Takes a place for one analysis of the tenant, or fails with QuotaExceeded when it already runs
-   * as many as its quota allows. Close the permit when the analysis ends, on every path.
+   * as many as its quota allows, on whichever replicas. Release the permit when the analysis ends,
+   * on every path.
    */
   public Future<Permit> acquireAnalysis(UUID tenantId) {
-    return acquire(tenantId, Quota.CONCURRENT_ANALYSES, analysesRunning,
+    return acquire(tenantId, Quota.CONCURRENT_ANALYSES,
         max -> "the tenant already runs " + max + " analyses; wait for one to finish");
   }
 
   /**
    * Takes a place for one ingest of the tenant, or fails with QuotaExceeded when it already has as
-   * many under way as its quota allows. Close the permit when the ingest ends, on every path.
+   * many under way as its quota allows, on whichever replicas. Release the permit when the ingest
+   * ends, on every path.
    */
   public Future<Permit> acquireIngest(UUID tenantId) {
-    return acquire(tenantId, Quota.CONCURRENT_INGESTS, ingestsUnderWay,
-        max -> "the tenant already has " + max + " ingests under way on this gateway (waiting or running);"
+    return acquire(tenantId, Quota.CONCURRENT_INGESTS,
+        max -> "the tenant already has " + max + " ingests under way (waiting or running);"
             + " send the next when one has finished");
   }
 
-  private Future<Permit> acquire(UUID tenantId, Quota quota, Map<UUID, Integer> counts,
-      java.util.function.LongFunction<String> refusal) {
+  /**
+   * Takes a place for one sandbox of the tenant, or fails with QuotaExceeded when it already holds as
+   * many as its {@code concurrent_sandboxes} allows, on whichever replicas. (Its share of one
+   * replica's sandboxes is that replica's own affair: SandboxService.)
+   */
+  public Future<Permit> acquireSandbox(UUID tenantId) {
+    return acquire(tenantId, Quota.CONCURRENT_SANDBOXES,
+        max -> "the tenant already holds " + max + " sandboxes; wait for one of them to end");
+  }
+
+  /** The name under which request bodies' places are counted (a fixed bound, not an admin's quota). */
+  public static final String REQUEST_BODIES = "request_bodies";
+
+  /**
+   * Takes a place for one request body the tenant is sending, across the replicas; fails with
+   * {@link Places.Full} when it is sending {@code most} already.
+   */
+  public Future<Permit> acquireBody(UUID tenantId, int most) {
+    return places.take(tenantId, REQUEST_BODIES, most).map(place -> (Permit) place::release);
+  }
+
+  private Future<Permit> acquire(UUID tenantId, Quota quota, java.util.function.LongFunction<String> refusal) {
     return limits(tenantId).compose(l -> {
       long max = l.of(quota);
-      boolean[] admitted = new boolean[1];
-      counts.compute(tenantId, (id, n) -> {
-        int held = n == null ? 0 : n;
-        admitted[0] = held < max;
-        return admitted[0] ? held + 1 : (held == 0 ? null : held);
-      });
-      if (!admitted[0]) {
-        return Future.failedFuture(new QuotaExceeded(quota, max, 5, refusal.apply(max)));
-      }
-      java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
-      Permit permit = () -> {
-        if (released.compareAndSet(false, true)) {
-          counts.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
-        }
-      };
-      return Future.succeededFuture(permit);
+      return places.take(tenantId, quota.wireName(), max)
+          .<Permit>map(place -> place::release)
+          .recover(e -> Future.failedFuture(e instanceof Places.Full
+              ? new QuotaExceeded(quota, max, 5, refusal.apply(max)) : e));
     });
   }
 
-  /** Analyses of the tenant running now on this replica. */
-  public int analysesRunning(UUID tenantId) {
-    return analysesRunning.getOrDefault(tenantId, 0);
+  /** The tenant's places of a concurrent quota held now, across the live replicas. */
+  public Future<Long> held(UUID tenantId, Quota quota) {
+    return places.held(tenantId, quota.wireName());
   }
 
   /** Fails with QuotaExceeded when the tenant has used its model tokens for today (UTC). */
@@ -212,6 +244,16 @@ public final class Quotas {
   /** Forgets what is cached of a tenant (after its deletion). */
   public void forget(UUID tenantId) {
     limits.remove(tenantId);
-    buckets.remove(tenantId);
+    rates.forget(tenantId);
+  }
+
+  /** Forgets the tenant's cached limits: an admin changed them (on whichever replica). */
+  public void forgetLimits(UUID tenantId) {
+    limits.remove(tenantId);
+  }
+
+  /** Forgets every cached limit (notifications may have been missed). */
+  public void forgetAllLimits() {
+    limits.clear();
   }
 }

@@ -1,6 +1,7 @@
 package dev.quarry.tenancy;
 
 import dev.quarry.store.Database;
+import dev.quarry.store.Notifications;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
@@ -44,8 +45,9 @@ public final class TenantStore {
 
   /**
    * How long a looked-up key is trusted without asking the database again: a busy tenant's
-   * requests (and the ones its quota refuses) then cost no query. A key revoked here stops at
-   * once; on other replicas within this time.
+   * requests (and the ones its quota refuses) then cost no query. A key revoked stops at once on
+   * every replica (the revocation's notification drops the cached keys); this bounds how long a
+   * replica that missed the notification (its LISTEN connection down) still takes it.
    */
   static final long KEY_CACHE_MS = 10_000;
   private static final int KEY_CACHE_MAX = 10_000;
@@ -54,6 +56,11 @@ public final class TenantStore {
 
   private final Pool pool;
   private final Map<String, CachedKey> keyCache = new ConcurrentHashMap<>();
+  /**
+   * Moved on by every drop of cached keys: a look-up that began before a drop does not cache what
+   * it read, which a revocation committed meanwhile may already have made stale.
+   */
+  private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
 
   public TenantStore(Pool pool) {
     this.pool = pool;
@@ -115,19 +122,29 @@ public final class TenantStore {
             }));
   }
 
-  /** False when the tenant has no such key. Revoking twice keeps the first revocation's time. */
+  /**
+   * False when the tenant has no such key. Revoking twice keeps the first revocation's time. Every
+   * replica drops the tenant's cached keys when the revocation commits ({@link TenantEvents}).
+   */
   public Future<Boolean> revokeKey(UUID tenantId, UUID keyId) {
     return Database.inTenant(pool, tenantId,
-            conn -> conn.preparedQuery(REVOKE_KEY).execute(Tuple.of(tenantId, keyId)))
+            conn -> conn.preparedQuery(REVOKE_KEY).execute(Tuple.of(tenantId, keyId))
+                .compose(rows -> Notifications.publish(conn, TenantEvents.CHANNEL, TenantEvents.keysRevoked(tenantId))
+                    .map(rows)))
         .map(rows -> {
           forgetKeysOf(tenantId);
           return rows.rowCount() > 0;
         });
   }
 
-  /** The tenant and every row it has, in every tenant table. False when there was no such tenant. */
+  /**
+   * The tenant and every row it has, in every tenant table. False when there was no such tenant.
+   * Every replica forgets what it caches of the tenant when the deletion commits ({@link TenantEvents}).
+   */
   public Future<Boolean> deleteTenant(UUID tenantId) {
-    return Database.inTenant(pool, tenantId, conn -> conn.query(DELETE_TENANT).execute())
+    return Database.inTenant(pool, tenantId, conn -> conn.query(DELETE_TENANT).execute()
+            .compose(rows -> Notifications.publish(conn, TenantEvents.CHANNEL, TenantEvents.deleted(tenantId))
+                .map(rows)))
         .map(rows -> {
           forgetKeysOf(tenantId);
           return rows.iterator().next().getBoolean("deleted");
@@ -146,10 +163,11 @@ public final class TenantStore {
     if (cached != null && cached.expiresAtMs() > now) {
       return Future.succeededFuture(Optional.of(cached.tenantId()));
     }
+    long asOf = generation.get();
     return pool.preparedQuery(KEY_TENANT).execute(Tuple.of(Buffer.buffer(hash)))
         .map(rows -> {
           UUID tenant = rows.iterator().next().getUUID("tenant_id");
-          if (tenant != null) {
+          if (tenant != null && generation.get() == asOf) {
             if (keyCache.size() >= KEY_CACHE_MAX) {
               keyCache.clear();
             }
@@ -159,9 +177,24 @@ public final class TenantStore {
         });
   }
 
+  /**
+   * Tells every replica that the tenant's deletion begins, so that each ends its work for it (its
+   * analyses, its sandboxes) while this one does; sent in a transaction of its own, before the rows go.
+   */
+  public Future<Void> announceDeletion(UUID tenantId) {
+    return Notifications.publish(pool, TenantEvents.CHANNEL, TenantEvents.deleting(tenantId));
+  }
+
   /** Drops the tenant's cached keys (which of them changed is not known here: all go). */
-  private void forgetKeysOf(UUID tenantId) {
+  public void forgetKeysOf(UUID tenantId) {
+    generation.incrementAndGet();
     keyCache.values().removeIf(k -> k.tenantId().equals(tenantId));
+  }
+
+  /** Drops every cached key (notifications of revocations may have been missed). */
+  public void forgetAllKeys() {
+    generation.incrementAndGet();
+    keyCache.clear();
   }
 
   private static Tuple keyTuple(UUID tenantId, ApiKeys.Generated generated, String name) {

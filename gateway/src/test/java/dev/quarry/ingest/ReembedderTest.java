@@ -120,6 +120,39 @@ class ReembedderTest {
   }
 
   @Test
+  @DisplayName("two replicas re-embedding at once share the work: each chunk is embedded once, by one of them")
+  void replicasShareTheWork() throws Exception {
+    AtomicInteger embedded = new AtomicInteger();
+    // Slow enough that the two runs overlap batch for batch, as two replicas starting together do.
+    Embedder counting = new DelegatingEmbedder(embedder) {
+      @Override
+      public List<float[]> embedPassages(List<String> texts) {
+        embedded.addAndGet(texts.size());
+        java.util.concurrent.locks.LockSupport.parkNanos(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50));
+        return super.embedPassages(texts);
+      }
+    };
+    Pool other = Database.pool(vertx, db.config(), 4);
+    try {
+      Reembedder first = reembedder(counting);
+      Reembedder second = new Reembedder(vertx, other, counting, BATCH, Duration.ofMillis(1));
+      Future<Status> a = first.run();
+      Future<Status> b = second.run();
+      Status sa = a.await();
+      Status sb = b.await();
+      assertThat(List.of(sa.state(), sb.state())).containsOnly(Status.State.DONE);
+      assertThat(embedded.get()).as("passages embedded by the two together").isEqualTo(STALE_A + STALE_B);
+      assertThat(sa.done() + sb.done()).isEqualTo(STALE_A + STALE_B);
+      assertThat(sa.done()).as("the first run's share").isPositive();
+      assertThat(sb.done()).as("the second run's share").isPositive();
+      assertThat(ReembedderFixture.count(jdbc, "SELECT count(*) FROM chunks WHERE embedding_model <> '"
+          + embedder.modelName() + "'")).isZero();
+    } finally {
+      other.close().await();
+    }
+  }
+
+  @Test
   @DisplayName("the BM25 side is not touched: chunk_terms rows keep their row versions, token counts and corpus statistics their values; the search version moves, since the vectors did")
   void leavesTheTermIndexAlone() throws Exception {
     Map<String, String> termsBefore = ReembedderFixture.termRows(jdbc);

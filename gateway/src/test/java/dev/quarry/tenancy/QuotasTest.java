@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.quarry.config.TenancySettings;
 import dev.quarry.store.Database;
+import dev.quarry.store.Replicas;
 import dev.quarry.support.TestDatabase;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -26,6 +27,7 @@ class QuotasTest {
   private Vertx vertx;
   private Pool pool;
   private Quotas quotas;
+  private Replicas replicas;
 
   @BeforeAll
   void start() {
@@ -35,11 +37,14 @@ class QuotasTest {
     TenancySettings settings = db.config().tenancy()
         .withDefault(Quota.CONCURRENT_ANALYSES, 2)
         .withDefault(Quota.MODEL_TOKENS_PER_DAY, 1000);
-    quotas = new Quotas(pool, settings);
+    replicas = new Replicas(vertx, pool, "quotas-test", java.time.Duration.ofSeconds(15));
+    replicas.start().await();
+    quotas = new Quotas(pool, settings, replicas);
   }
 
   @AfterAll
   void stop() {
+    replicas.stop().await();
     pool.close().await();
     vertx.close().await();
     db.close();
@@ -66,14 +71,14 @@ class QuotasTest {
         .isInstanceOf(QuotaExceeded.class).hasMessageContaining("concurrent_analyses");
     // Another tenant is not affected.
     quotas.acquireAnalysis(other).await().close();
-    first.close();
-    first.close();
-    assertThat(quotas.analysesRunning(t)).isEqualTo(1);
+    first.release().await();
+    first.release().await();
+    assertThat(quotas.held(t, Quota.CONCURRENT_ANALYSES).await()).isEqualTo(1);
     Quotas.Permit third = quotas.acquireAnalysis(t).await();
     assertThatThrownBy(() -> quotas.acquireAnalysis(t).await()).isInstanceOf(QuotaExceeded.class);
-    second.close();
-    third.close();
-    assertThat(quotas.analysesRunning(t)).isZero();
+    second.release().await();
+    third.release().await();
+    assertThat(quotas.held(t, Quota.CONCURRENT_ANALYSES).await()).isZero();
   }
 
   @Test

@@ -1,16 +1,19 @@
-package dev.quarry.tenancy;
+package dev.quarry.bench;
 
 /**
+ * The baseline of the cluster benchmark: the gateway's rate quota before issue 34, one token bucket
+ * per tenant in each replica's memory (tenancy/TokenBucket at 8af36b7, kept here as it was).
+ *
  * Requests per minute as a token bucket: {@code capacity} tokens, refilled continuously at
  * capacity per minute, so a tenant may burst up to its minute's worth and then runs at its rate.
  */
-final class TokenBucket {
+final class InProcessBucket {
   private static final long MINUTE_MS = 60_000;
   private final long capacity;
   private double tokens;
   private long lastMs;
 
-  TokenBucket(long capacity, long nowMs) {
+  InProcessBucket(long capacity, long nowMs) {
     this.capacity = capacity;
     this.tokens = capacity;
     this.lastMs = nowMs;
