@@ -3,6 +3,9 @@
 # BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|long-queries|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
+# (tenants: about 10 min; runs as root, it mounts two tmpfs of its own for the gateway process it starts from
+# this checkout's build; -Dbench.tenants.phaseSeconds=N, -Dbench.tenants.port=P (and P+1), -Dbench.tenants.heap=2304m,
+# -Dbench.tenants.cases=memory,disk,... pick a subset)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
 # BENCH_JAVA_OPTS passes system properties, e.g. -Dbench.collections=cranfield-long (retrieval at chunk
 # length), -Dbench.analyses.warmup=N, -Dbench.latency.warmup=N, -Dbench.latency.passes=N,

@@ -57,6 +57,7 @@ final class NoisyNeighbourBench {
       .connectTimeout(Duration.ofSeconds(5)).build();
   private SoakGateway gateway;
   private int port;
+  private final String gatewayId = "bench-neighbours-" + UUID.randomUUID().toString().substring(0, 8);
 
   /** One attack's turn: the quiet tenant alone just before, then under it; what the attack did; the gateway's heap. */
   record Case(Attack attack, QuietTenant.Phase alone, QuietTenant.Phase attacked, String check, Heap aloneHeap,
@@ -85,7 +86,7 @@ final class NoisyNeighbourBench {
       model = new BenchModelServer(vertx, List.of());
       port = PORT == 0 ? freePort() : PORT;
       int metricsPort = PORT == 0 ? freePort() : PORT + 1;
-      gateway = new SoakGateway(env(db, data, runDir, model), port, metricsPort, work.resolve("gateway.log"),
+      gateway = new SoakGateway(env(db, data, runDir, model, gatewayId), port, metricsPort, work.resolve("gateway.log"),
           List.of("-Xmx" + HEAP, "--add-modules", "jdk.incubator.vector"));
       Duration up = gateway.start(Duration.ofSeconds(180));
       System.out.printf(Locale.ROOT, "  gateway up in %.1f s (pid %d, log %s)%n", up.toMillis() / 1e3, gateway.pid(),
@@ -127,19 +128,19 @@ final class NoisyNeighbourBench {
           new RequestAttacks.GridIngests(target));
       String only = System.getProperty("bench.tenants.cases", "");
       List<Case> cases = new ArrayList<>();
-      for (Attack attack : attacks) {
-        if (!only.isBlank() && java.util.Arrays.stream(only.split(",")).noneMatch(
-            w -> attack.name().toLowerCase(Locale.ROOT).startsWith(w.strip().toLowerCase(Locale.ROOT)))) {
-          continue;
-        }
-        cases.add(turn(attack, quiet));
+      List<Attack> chosen = attacks.stream().filter(a -> only.isBlank() || java.util.Arrays.stream(only.split(","))
+          .anyMatch(w -> a.name().toLowerCase(Locale.ROOT).startsWith(w.strip().toLowerCase(Locale.ROOT)))).toList();
+      for (int i = 0; i < chosen.size(); i++) {
+        cases.add(turn(chosen.get(i), quiet, i == chosen.size() - 1));
       }
       double seconds = (System.nanoTime() - benchStart) / 1e9;
       return NeighbourReport.markdown(cases, setupSeconds, seconds, bigItems, loadAverage());
     } finally {
       if (gateway != null && gateway.alive()) {
-        gateway.terminate(Duration.ofSeconds(30), Duration.ofSeconds(600));
+        // Its drain would wait for the hostile conversions: SIGTERM, then SIGKILL after 20 s.
+        gateway.stop(Duration.ofSeconds(20));
       }
+      removeContainers(gatewayId);
       if (model != null) {
         model.close();
       }
@@ -151,7 +152,8 @@ final class NoisyNeighbourBench {
   }
 
   /** The gateway's settings: the pod's (k8s/base/configmap.yaml), on this machine's database and engine. */
-  private static Map<String, String> env(BenchDatabase db, Path data, Path runDir, BenchModelServer model) {
+  private static Map<String, String> env(BenchDatabase db, Path data, Path runDir, BenchModelServer model,
+      String gatewayId) {
     Map<String, String> env = new HashMap<>();
     env.put("QUARRY_PG_DATABASE", db.config().pgDatabase());
     env.put("QUARRY_PG_POOL_SIZE", "16");
@@ -164,7 +166,7 @@ final class NoisyNeighbourBench {
     // Not QUARRY_SANDBOX_REAP_ALL_ON_START: the engine here is shared, not the pod's own.
     env.put("QUARRY_DRAIN_GRACE_SECONDS", "120");
     env.put("QUARRY_LOG_FORMAT", "json");
-    env.put("QUARRY_GATEWAY_ID", "bench-neighbours-" + UUID.randomUUID().toString().substring(0, 8));
+    env.put("QUARRY_GATEWAY_ID", gatewayId);
     env.put("QUARRY_ADMIN_TOKEN", ADMIN_TOKEN);
     env.put("QUARRY_MODEL_BASE_URL", model.baseUrl());
     env.put("QUARRY_MODEL_API_KEY", "bench-key");
@@ -173,7 +175,7 @@ final class NoisyNeighbourBench {
   }
 
   /** The quiet tenant alone, then under the attack; what the attack did; then the gateway back to rest. */
-  private Case turn(Attack attack, QuietTenant quiet) throws Exception {
+  private Case turn(Attack attack, QuietTenant quiet, boolean last) throws Exception {
     String note = "";
     if (!gateway.alive()) {
       gateway.start(Duration.ofSeconds(180));
@@ -200,7 +202,8 @@ final class NoisyNeighbourBench {
     System.out.printf(Locale.ROOT, "  %s: %s%n  heap peak %d MiB, old gen after GC %d MiB, RSS peak %d MiB; quiet"
         + " failures %d of %d%n", attack.name(), check, attackedHeap.peakBytes() >> 20,
         attackedHeap.oldGenAfterGcBytes() >> 20, attackedHeap.peakRssBytes() >> 20, attacked.failed(), attacked.requests());
-    String recovered = recover();
+    // After the last case the gateway is stopped, not waited for.
+    String recovered = last ? "" : recover();
     if (!recovered.isEmpty()) {
       note = (note.isEmpty() ? "" : note + "; ") + recovered;
     }
@@ -356,6 +359,20 @@ final class NoisyNeighbourBench {
     if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
       throw new IOException(String.join(" ", command) + " failed (the bench runs as root, as ./quarry bench does): "
           + output.strip());
+    }
+  }
+
+  /** What a gateway killed before its drain left on the engine: only its own containers, by their label. */
+  private static void removeContainers(String gatewayId) throws IOException, InterruptedException {
+    Process list = new ProcessBuilder("docker", "ps", "-aq", "--filter", "label=quarry.gateway=" + gatewayId)
+        .redirectErrorStream(true).start();
+    List<String> ids = new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
+        .filter(l -> l.matches("[0-9a-f]{6,64}")).toList();
+    list.waitFor(30, TimeUnit.SECONDS);
+    if (!ids.isEmpty()) {
+      List<String> rm = new ArrayList<>(List.of("docker", "rm", "-f"));
+      rm.addAll(ids);
+      run(rm.toArray(new String[0]));
     }
   }
 

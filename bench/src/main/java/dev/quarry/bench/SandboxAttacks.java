@@ -172,6 +172,7 @@ final class SandboxAttacks {
       // What fails is the bound: the manifest's size is a guess (other sandboxes' files share it).
       long failedAt = runDirBytes + (64 << 10);
       long nextRoom = -1;
+      long smallestTriedAt = -1;
       // Bounded: the first holds must still be idling (wall time 110 s) when the phase ends.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
       while (holds.size() < share && tries < 24 && !remaining.isEmpty() && System.nanoTime() < deadline) {
@@ -186,7 +187,14 @@ final class SandboxAttacks {
           }
         }
         if (pick.isEmpty()) {
-          break;
+          // Below the estimate's grain: its smallest document once more at this level, and the answer decides.
+          if (smallestTriedAt == scopedBytes) {
+            break;
+          }
+          Doc smallest = remaining.get(remaining.size() - 1);
+          pick.add(smallest);
+          sum = smallest.copyBytes();
+          smallestTriedAt = scopedBytes;
         }
         tries++;
         JsonArray ids = new JsonArray();

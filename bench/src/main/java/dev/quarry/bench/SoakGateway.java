@@ -109,6 +109,14 @@ final class SoakGateway {
 
   record Exit(int status, Duration took) {}
 
+  /** SIGTERM, and SIGKILL if it has not exited within {@code grace}: for a run that is over, without the drain's dumps. */
+  void stop(Duration grace) throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
   boolean alive() {
     return process != null && process.isAlive();
   }
