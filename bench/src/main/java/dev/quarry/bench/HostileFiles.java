@@ -109,7 +109,7 @@ final class HostileFiles {
   }
 
   /**
-   * About {@code chars} characters of plain text in paragraphs of twelve 120-letter words drawn from
+   * About {@code chars} characters of plain text in paragraphs of (at most) twelve 120-letter words drawn from
    * 64, in Georgian letters (each paragraph one chunk). Words that long are each one unknown token to
    * the embedding model, and each letter is 3 bytes of UTF-8 in the files and responses the chunker
    * counts as one character: the noisy tenant's large documents cost little to embed for their size,
@@ -127,8 +127,10 @@ final class HostileFiles {
     }
     StringBuilder sb = new StringBuilder(chars + 2_000);
     sb.append("Harbour ledger ").append(seed).append("\n\n");
+    // Short paragraphs in a short document, so that it ends near its size: the smallest copy is a page a file.
+    int words = Math.max(1, Math.min(12, chars / (121 * 2)));
     while (sb.length() < chars) {
-      for (int i = 0; i < 12; i++) {
+      for (int i = 0; i < words; i++) {
         sb.append(i == 0 ? "" : " ").append(vocabulary.get(random.nextInt(vocabulary.size())));
       }
       sb.append("\n\n");

@@ -93,7 +93,7 @@ final class NeighbourReport {
       met += missed.isEmpty() ? 1 : 0;
       md.append(String.format(Locale.ROOT, " %d of %d | %s | %s | %s | %s |%n", c.attacked().failed(),
           c.attacked().requests(), mib(c.attackedHeap().peakBytes()), mib(c.attackedHeap().oldGenAfterGcBytes()),
-          mib(c.attackedHeap().peakRssBytes()) + (c.attackedHeap().peakRssBytes() > 3L << 30 ? " (over the pod's 3 GiB)" : ""),
+          mib(c.attackedHeap().peakRssBytes()) + podShare(c.attackedHeap().peakRssBytes()),
           missed.isEmpty() ? "met" : "**NOT met**: " + String.join(", ", missed)));
       for (String op : QuietTenant.OPS) {
         List<String> f = c.attacked().failures(op);
@@ -146,6 +146,12 @@ final class NeighbourReport {
   private static Percentiles percentiles(QuietTenant.Phase phase, String op) {
     double[] ms = phase.millis(op);
     return ms.length == 0 ? null : Percentiles.of(ms);
+  }
+
+  /** What share of the pod's 3 GiB memory limit (past which it is killed) a resident set is, from 80% on. */
+  private static String podShare(long rss) {
+    double share = rss / (double) (3L << 30);
+    return share < 0.8 ? "" : String.format(Locale.ROOT, " (%.0f%% of the pod's 3 GiB)", share * 100);
   }
 
   private static long median(long[] values) {

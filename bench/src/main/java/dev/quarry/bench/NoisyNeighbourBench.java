@@ -234,7 +234,9 @@ final class NoisyNeighbourBench {
       long oldGen = -1;
       if (gateway.alive()) {
         gateway.gc();
-        oldGen = (long) Scrape.of(gateway.metrics().body()).sum("jvm_memory_used_bytes", "id=\"G1 Old Gen\"");
+        Scrape after = Scrape.of(gateway.metrics().body());
+        // A gateway too busy to answer its metrics port leaves the figure unknown, not 0.
+        oldGen = after.empty() ? -1 : (long) after.sum("jvm_memory_used_bytes", "id=\"G1 Old Gen\"");
       }
       return new Heap(peak.get(), oldGen, peakRss.get());
     }

@@ -398,17 +398,20 @@ final class RequestAttacks {
     public String check() {
       long complete = Arrays.stream(written).filter(w -> w >= LENGTH - 2).count();
       long total = Arrays.stream(written).sum();
-      int answered = 0;
+      // A connection the gateway has answered is no longer held: its answer's status, read now that it is there.
+      Statuses answered = new Statuses();
       for (Socket s : sockets) {
         try {
-          answered += s.getInputStream().available() > 0 ? 1 : 0;
-        } catch (IOException e) {
-          answered++;
+          if (s.getInputStream().available() > 0) {
+            answered.add(RawHttp.status(s.getInputStream()));
+          }
+        } catch (IOException | RuntimeException e) {
+          answered.add(0);
         }
       }
-      return String.format(Locale.ROOT, "%d of %d bodies sent but for their last 2 bytes (%.0f MiB sent in all); %d"
-          + " connections had an answer from the gateway waiting at the phase's end, the others were held",
-          complete, CONNECTIONS, total / 1048576.0, answered);
+      return String.format(Locale.ROOT, "%d of %d bodies sent but for their last 2 bytes (%.0f MiB sent in all); the"
+          + " gateway had answered %d connections by the phase's end (%s), the others were held",
+          complete, CONNECTIONS, total / 1048576.0, answered.total(), answered);
     }
 
     @Override
