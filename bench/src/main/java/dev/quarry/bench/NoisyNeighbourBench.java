@@ -131,7 +131,7 @@ final class NoisyNeighbourBench {
       List<Attack> chosen = attacks.stream().filter(a -> only.isBlank() || java.util.Arrays.stream(only.split(","))
           .anyMatch(w -> a.name().toLowerCase(Locale.ROOT).startsWith(w.strip().toLowerCase(Locale.ROOT)))).toList();
       for (int i = 0; i < chosen.size(); i++) {
-        cases.add(turn(chosen.get(i), quiet, i == chosen.size() - 1));
+        cases.add(turn(chosen.get(i), quiet, runDir, i == chosen.size() - 1));
       }
       double seconds = (System.nanoTime() - benchStart) / 1e9;
       return NeighbourReport.markdown(cases, setupSeconds, seconds, bigItems, loadAverage());
@@ -175,7 +175,7 @@ final class NoisyNeighbourBench {
   }
 
   /** The quiet tenant alone, then under the attack; what the attack did; then the gateway back to rest. */
-  private Case turn(Attack attack, QuietTenant quiet, boolean last) throws Exception {
+  private Case turn(Attack attack, QuietTenant quiet, Path runDir, boolean last) throws Exception {
     String note = "";
     if (!gateway.alive()) {
       gateway.start(Duration.ofSeconds(180));
@@ -203,7 +203,7 @@ final class NoisyNeighbourBench {
         + " failures %d of %d%n", attack.name(), check, attackedHeap.peakBytes() >> 20,
         attackedHeap.oldGenAfterGcBytes() >> 20, attackedHeap.peakRssBytes() >> 20, attacked.failed(), attacked.requests());
     // After the last case the gateway is stopped, not waited for.
-    String recovered = last ? "" : recover();
+    String recovered = last ? "" : recover(runDir);
     if (!recovered.isEmpty()) {
       note = (note.isEmpty() ? "" : note + "; ") + recovered;
     }
@@ -255,8 +255,11 @@ final class NoisyNeighbourBench {
     }
   }
 
-  /** Until no sandbox is attached and a search answers within a second (at most 90 s); what did not come back. */
-  private String recover() throws InterruptedException {
+  /**
+   * Until no sandbox is attached, the run directory is all but empty again (its sandboxes' copies
+   * removed) and {@code /readyz} answers within a second, at most 90 s; what did not come back.
+   */
+  private String recover(Path runDir) throws InterruptedException, IOException {
     long start = System.nanoTime();
     long deadline = start + TimeUnit.SECONDS.toNanos(90);
     while (System.nanoTime() < deadline && gateway.alive()) {
@@ -264,7 +267,8 @@ final class NoisyNeighbourBench {
       long t0 = System.nanoTime();
       int status = gateway.get("/readyz").statusCode();
       if (!s.empty() && s.sum("quarry_sandboxes_active") == 0 && status == 200
-          && System.nanoTime() - t0 < 1_000_000_000L) {
+          && System.nanoTime() - t0 < 1_000_000_000L
+          && Files.getFileStore(runDir).getUsableSpace() >= RUN_DIR_BYTES - (1 << 20)) {
         return "";
       }
       Thread.sleep(500);

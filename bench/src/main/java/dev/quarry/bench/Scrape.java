@@ -25,9 +25,12 @@ record Scrape(List<String> lines) {
       }
       if (all) {
         try {
-          total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+          double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+          if (Double.isFinite(value)) {
+            total += value; // NaN and the infinities (a gauge with nothing behind it) are not figures to add
+          }
         } catch (NumberFormatException e) {
-          // NaN and the like: not a figure to add
+          // not a sample line: nothing to add
         }
       }
     }
