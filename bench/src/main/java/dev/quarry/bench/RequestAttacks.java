@@ -330,9 +330,9 @@ final class RequestAttacks {
 
   /**
    * Held bodies (issue 33, attack 2): 40 JSON ingests declaring 49 MiB each (under the 50 MiB
-   * upload limit; 1.9 GiB in all, the pod's heap less what the gateway needs to run), sent whole but
-   * their last two bytes, then held open. (The issue's reproduction held 32; once they were all in,
-   * the heap had room left and the quiet tenant did not notice them.)
+   * upload limit), sent whole but their last two bytes, then held open. The gateway lets one tenant
+   * send 32 bodies at once ({@code BodyPlaces}) and refuses the rest with 429, so 32 are held (1.5 GiB):
+   * the 8 more show that bound in the check.
    */
   static final class HeldBodies implements Attack {
     private static final int CONNECTIONS = 40;
