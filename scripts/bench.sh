@@ -6,6 +6,9 @@
 # (cluster: ~12 min; three gateway processes behind HAProxy, as the tests' GatewayCluster runs them;
 # -Dbench.cluster.baseline=JAR also runs an earlier gateway jar the same way, -Dquarry.cluster.ports=FROM-TO
 # keeps their ports in a range)
+# (tenants: about 10 min; runs as root, it mounts two tmpfs of its own for the gateway process it starts from
+# this checkout's build; -Dbench.tenants.phaseSeconds=N, -Dbench.tenants.port=P (and P+1), -Dbench.tenants.heap=2304m,
+# -Dbench.tenants.cases=memory,disk,... pick a subset)
 # QUARRY_EMBEDDING_MODEL picks the in-process model the benchmarks embed with, as it does for the gateway.
 # BENCH_JAVA_OPTS passes system properties, e.g. -Dbench.collections=cranfield-long (retrieval at chunk
 # length), -Dbench.analyses.warmup=N, -Dbench.latency.warmup=N, -Dbench.latency.passes=N,

@@ -63,7 +63,7 @@ public final class BenchMain {
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }
           case "documents" -> { title = "The /documents tree of a large tenant"; body = new DocumentsFsBench().run(); }
           case "sandbox" -> { title = "Sandboxes"; body = new SandboxBench(paths, model).run(); }
-          case "tenants" -> { title = "Tenant isolation under load"; body = new TenantIsolationBench().run(); }
+          case "tenants" -> { title = "Tenant isolation under load"; body = new NoisyNeighbourBench().run(); }
           case "analyses" -> { title = "Analyses: gateway overhead and concurrency"; body = new AnalysesBench().run(); }
           case "surfaces" -> { title = "The OpenAI-compatible and MCP surfaces against REST"; body = new SurfacesBench().run(); }
           case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }

@@ -36,6 +36,8 @@ final class BenchModelServer implements AutoCloseable {
   private volatile boolean failing;
   /** What the first turn of a conversation waits for before it is answered; none by default. */
   private volatile Supplier<Future<?>> firstTurn = () -> Future.succeededFuture();
+  /** What a sandbox's llm() call waits for before it is answered; none by default. */
+  private volatile Supplier<Future<?>> llmTurn = () -> Future.succeededFuture();
 
   BenchModelServer(Vertx vertx, List<String> cells) {
     this.cells = List.copyOf(cells);
@@ -76,6 +78,11 @@ final class BenchModelServer implements AutoCloseable {
     this.firstTurn = think;
   }
 
+  /** Holds every sandbox llm() reply until {@code think} completes, as a slow model would. */
+  void llmWaitsFor(Supplier<Future<?>> think) {
+    this.llmTurn = think;
+  }
+
   void reset() {
     lastSent.clear();
     gaps.clear();
@@ -102,7 +109,8 @@ final class BenchModelServer implements AutoCloseable {
       JsonArray messages = request.getJsonArray("messages");
       if (!request.containsKey("tools")) {
         // A sandbox llm() call: not part of the script.
-        reply(req, null, arrived, new JsonObject().put("role", "assistant").put("content", "ok"), "stop");
+        llmTurn.get().onComplete(ready -> reply(req, null, arrived,
+            new JsonObject().put("role", "assistant").put("content", "ok"), "stop"));
         return;
       }
       // The first user message names the analysis (its question is unique per analysis).

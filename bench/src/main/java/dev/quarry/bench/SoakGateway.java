@@ -26,15 +26,22 @@ final class SoakGateway {
   private final int port;
   private final int metricsPort;
   private final Path log;
+  private final List<String> jvmOptions;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private Process process;
   private int starts;
 
   SoakGateway(Map<String, String> env, int port, int metricsPort, Path log) {
+    this(env, port, metricsPort, log, List.of("-Xmx1g"));
+  }
+
+  /** With the JVM options given (the heap, say) instead of the soak's {@code -Xmx1g}. */
+  SoakGateway(Map<String, String> env, int port, int metricsPort, Path log, List<String> jvmOptions) {
     this.env = Map.copyOf(env);
     this.port = port;
     this.metricsPort = metricsPort;
     this.log = log;
+    this.jvmOptions = List.copyOf(jvmOptions);
   }
 
   int port() {
@@ -49,7 +56,9 @@ final class SoakGateway {
   Duration start(Duration within) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
     List<String> command = new ArrayList<>(List.of(javaBinary(), "--enable-native-access=ALL-UNNAMED",
-        "--sun-misc-unsafe-memory-access=allow", "-Xmx1g", "-cp", gatewayClasspath(), "dev.quarry.cli.Main", "serve"));
+        "--sun-misc-unsafe-memory-access=allow"));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-cp", gatewayClasspath(), "dev.quarry.cli.Main", "serve"));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().putAll(env);
@@ -100,6 +109,14 @@ final class SoakGateway {
 
   record Exit(int status, Duration took) {}
 
+  /** SIGTERM, and SIGKILL if it has not exited within {@code grace}: for a run that is over, without the drain's dumps. */
+  void stop(Duration grace) throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
   boolean alive() {
     return process != null && process.isAlive();
   }
@@ -127,6 +144,20 @@ final class SoakGateway {
   }
 
   record Response(int statusCode, String body) {}
+
+  /** The metrics port's {@code GET /metrics} (a 0 status when it does not answer). */
+  Response metrics() {
+    return get(metricsPort, "/metrics");
+  }
+
+  /** A full GC of the gateway now ({@code jcmd GC.run}), bounded to 60 s. */
+  void gc() throws IOException, InterruptedException {
+    Process gc = new ProcessBuilder(jcmd(), Long.toString(process.pid()), "GC.run").redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    if (!gc.waitFor(60, TimeUnit.SECONDS)) {
+      gc.destroyForcibly();
+    }
+  }
 
   /**
    * Heap in use right after a full GC (jcmd GC.run, then the gateway's own jvm_memory_used_bytes),
