@@ -52,8 +52,15 @@ public final class AnalysisStore {
 
   static final String LIST_EVENTS = "SELECT seq, type, body FROM analysis_events"
       + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq";
-  static final String PAGE_EVENTS = "SELECT seq, type, body FROM analysis_events"
-      + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq LIMIT $4";
+  /**
+   * Up to $4 events after $3, cut after the one that brings their bodies to $5 bytes: a page of a
+   * replay is bounded in bytes, not only in events (an event may hold a cell's whole output). The
+   * bodies' sizes come from their headers (octet_length does not read a stored value).
+   */
+  static final String PAGE_EVENTS = "SELECT seq, type, body FROM (SELECT seq, type, body,"
+      + " sum(octet_length(body)) OVER (ORDER BY seq) - octet_length(body) AS before FROM analysis_events"
+      + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq LIMIT $4) page"
+      + " WHERE before < $5 ORDER BY seq";
 
   static final String SET_PROGRAM_OUTPUT = "UPDATE analyses SET program_output = $3"
       + " WHERE tenant_id = $1 AND id = $2 AND program_output IS NULL";
@@ -225,9 +232,13 @@ public final class AnalysisStore {
     });
   }
 
-  /** At most {@code limit} events after {@code afterSeq}, in order: one page of a replay. */
-  public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq, int limit) {
-    return run(tenantId, PAGE_EVENTS, Tuple.of(tenantId, id, afterSeq, limit)).map(rows -> {
+  /**
+   * At most {@code limit} events after {@code afterSeq}, in order, and no more than the first whose
+   * bodies add up to {@code maxBytes}: one page of a replay. It is the last page when it has fewer
+   * than {@code limit} events and fewer than {@code maxBytes} bytes.
+   */
+  public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq, int limit, long maxBytes) {
+    return run(tenantId, PAGE_EVENTS, Tuple.of(tenantId, id, afterSeq, limit, maxBytes)).map(rows -> {
       List<AnalysisEvent> out = new ArrayList<>();
       rows.forEach(r -> out.add(new AnalysisEvent(r.getLong("seq"), r.getString("type"), r.getString("body"))));
       return out;

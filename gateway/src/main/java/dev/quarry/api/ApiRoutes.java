@@ -45,6 +45,8 @@ public final class ApiRoutes {
   private final Authentication auth;
   /** Request bodies each tenant is sending at once (R6-1). */
   private final BodyPlaces bodies = new BodyPlaces();
+  /** Large answers under way, each written as its client takes it. */
+  private final ResponseStreams streams;
   private AnalysisRoutes analyses;
   /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
   private volatile int port;
@@ -67,7 +69,8 @@ public final class ApiRoutes {
     this.vertx = vertx;
     this.config = config;
     this.sandboxes = sandboxes;
-    this.documents = new DocumentRoutes(vertx, config, ingestService, documentStore, quotas);
+    this.streams = new ResponseStreams(vertx);
+    this.documents = new DocumentRoutes(vertx, config, ingestService, documentStore, documentsFs, quotas, streams);
     this.search = new SearchRoutes(config, searchService, documentStore, sandboxes, callbacks);
     this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork, searchService::forgetTenant);
     this.auth = new Authentication(config.tenancy(), tenants, quotas);
@@ -84,8 +87,13 @@ public final class ApiRoutes {
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(AnalysisService service) {
     this.analysisService = service;
-    this.analyses = new AnalysisRoutes(service, config.bodyTimeoutMs(), config.sseHeartbeat());
+    this.analyses = new AnalysisRoutes(service, config.bodyTimeoutMs(), config.sseHeartbeat(), streams);
     return this;
+  }
+
+  /** The answers being written as their clients take them (tests look at what each has read). */
+  ResponseStreams streams() {
+    return streams;
   }
 
   /** Tells the routes the port the gateway serves them on (MCP's tools call the REST API there). */
@@ -121,7 +129,7 @@ public final class ApiRoutes {
     Handler<RoutingContext> jsonBody = LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout);
     router.post("/v1/documents").handler(tenant).handler(bodies.take())
         .handler(new UploadBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout,
-            LimitedBody.json(config.maxUploadBytes(), bodyTimeout)))
+            new SpooledBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout)))
         .handler(bodies.release())
         .handler(documents::ingest);
     router.get("/v1/documents").handler(tenant).handler(documents::listDocuments);

@@ -1,0 +1,101 @@
+package dev.quarry.api;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServerResponse;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The one watch over a response whose client may stop reading: live event streams, replays, and
+ * every answer written as its client takes it ({@link ResponseStreams}). A client is taken to read
+ * nothing once its connection's write queue (Netty's, bounded by its high-water mark) has been full,
+ * never drained in between, for the stall limit; then {@code cut} runs, once. A writer that does not
+ * wait for drains (a live stream writes each event as it happens) also asks {@link #behind}: what
+ * it wrote behind the full queue, which {@code cut}s it past a ceiling without waiting for the limit.
+ *
+ * <p>The queue is looked at every quarter of the limit, so a client is cut between the limit and
+ * 1.25 times it after it stopped. A client that reads slowly still drains the queue now and then
+ * (it must take about half the high-water mark, 32 KiB, per stall limit) and is never cut.
+ */
+final class SlowClient {
+  /** How long a client may take nothing of what waits for it before it is cut. */
+  static final Duration STALL_LIMIT = Duration.ofSeconds(15);
+  /** What may wait for one client of a live stream, beyond its connection's own queue, before it is cut at once. */
+  static final long MAX_WAITING_BYTES = 16L << 20;
+
+  private final HttpServerResponse response;
+  private final Vertx vertx;
+  private final AtomicBoolean cut = new AtomicBoolean();
+  private long timer;
+  private long since;
+  /** The bytes written when the queue was first seen full since the last drain; -1 while it keeps up. */
+  private long bytes = -1;
+
+  private SlowClient(HttpServerResponse response, Vertx vertx) {
+    this.response = response;
+    this.vertx = vertx;
+  }
+
+  /**
+   * Starts watching {@code response}. The caller tells the watch of each drain ({@link #drained}),
+   * from the response's drain handler, which it owns, and {@link #stop}s it when the response ends.
+   * {@code cut} runs at most once, on the timer's context, after the watch has stopped.
+   */
+  static SlowClient watch(HttpServerResponse response, Vertx vertx, Duration limit, Runnable cut) {
+    SlowClient slow = new SlowClient(response, vertx);
+    long period = Math.max(1, limit.toMillis() / 4);
+    long nanos = limit.toNanos();
+    slow.timer = vertx.setPeriodic(period, period, t -> {
+      if (slow.cut.get()) {
+        vertx.cancelTimer(t);
+      } else if (slow.full() && slow.fullForNanos() >= nanos) {
+        slow.cutNow(cut);
+      }
+    });
+    return slow;
+  }
+
+  /** Cuts at once (a writer that found too much behind the full queue); false when it was cut or stopped already. */
+  boolean cutNow(Runnable cut) {
+    if (!this.cut.compareAndSet(false, true)) {
+      return false;
+    }
+    vertx.cancelTimer(timer);
+    cut.run();
+    return true;
+  }
+
+  /** The response ended or its client went: nothing more to watch. */
+  void stop() {
+    if (cut.compareAndSet(false, true)) {
+      vertx.cancelTimer(timer);
+    }
+  }
+
+  /** The client took what waited: the queue is below its low-water mark again. */
+  synchronized void drained() {
+    bytes = -1;
+  }
+
+  /** Whether the queue is full now; the first time since a drain marks when and at how many bytes. */
+  synchronized boolean full() {
+    if (!response.writeQueueFull()) {
+      return false;
+    }
+    if (bytes < 0) {
+      bytes = response.bytesWritten();
+      since = System.nanoTime();
+    }
+    return true;
+  }
+
+  /** How long the queue has been full without draining, in nanoseconds; 0 while it keeps up. */
+  synchronized long fullForNanos() {
+    return bytes < 0 ? 0 : System.nanoTime() - since;
+  }
+
+  /** What has been written behind the full queue since it filled; 0 while it keeps up. */
+  synchronized long behind() {
+    return bytes < 0 ? 0 : response.bytesWritten() - bytes;
+  }
+}
