@@ -4,8 +4,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.file.AsyncFile;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.util.List;
@@ -18,21 +20,27 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Answers whose size stored data or an input drives (a document's items, content and table of
- * contents, listings), written as their client takes them, never built whole: the next part is read
- * (from a file, or a page from PostgreSQL) only once the connection's write queue has room, so what
- * one answer holds in the gateway is its connection's queue (Netty's high-water mark, 64 KiB) and one
- * part. A client that takes nothing is cut by the one stall watch ({@link SlowClient}); whatever way
- * an answer ends (done, its client gone, cut, a failure), its file is closed and its watch stopped.
- * A failure after the head went out closes the connection at once, so the client sees the answer
- * cut short, never a complete-looking one.
+ * contents, listings, replays), written as their client takes them, never built whole: the next
+ * part is read (from a file, or a page from PostgreSQL) only once the one before is out and the
+ * connection's queue has room. What one answer holds in the gateway is about one part and its
+ * connection's queues: Vert.x's, which is full at 16 writes whatever their size (so parts go out in
+ * slices of {@value #SLICE} bytes), and Netty's, full at 64 KiB. A client that takes nothing is cut
+ * by the one stall watch ({@link SlowClient}); whichever way an answer ends (done, its client gone,
+ * cut, a failure), its source is closed and its watch stopped. A failure after the head went out
+ * closes the connection at once, so the client sees the answer cut short, never a complete one.
  *
  * <p>Before, such answers were built whole and ended in one write: 200 connections that asked for a
- * 10 MB document's items and read nothing held 2.4 GB of the gateway's heap (issue 33).
+ * 10 MB document's items and read nothing held gigabytes of the gateway's heap (issue 33).
  */
 final class ResponseStreams {
   private static final Logger LOG = LoggerFactory.getLogger(ResponseStreams.class);
-  /** Read from a file at a time: about the connection's queue, so a pause loses little. */
+  /** Read from a file at a time. */
   static final int FILE_READ = 64 * 1024;
+  /**
+   * The most one write hands Vert.x: its queue in front of Netty's holds 16 writes whatever their
+   * size, so 16 slices of this, 128 KiB, is the most that waits there for a client that reads nothing.
+   */
+  static final int SLICE = 8 * 1024;
 
   /** One answer under way: what it has taken from its source so far. */
   static final class Live {
@@ -54,7 +62,7 @@ final class ResponseStreams {
     }
   }
 
-  /** A part of a paged answer: its bytes, and whether it is the last. */
+  /** A part of an answer: its bytes, and whether it is the last. */
   record Piece(Buffer bytes, boolean last) {}
 
   private final Vertx vertx;
@@ -76,44 +84,39 @@ final class ResponseStreams {
   }
 
   /**
-   * Sends an opened file whole ({@code Content-Length} its size, status 200), a part at a time as the
-   * client takes it, and closes it. The file is read from the handle it was opened as, so a document
-   * written anew meanwhile (a rename over it) does not change what this answer sends.
+   * Sends an opened file whole ({@code Content-Length} its size, status 200), {@value #FILE_READ}
+   * bytes at a time as the client takes them, and closes it. The file is read from the handle it was
+   * opened as, so a document written anew meanwhile (a rename over it) does not change this answer.
    */
   void file(RoutingContext ctx, AsyncFile file, long size, String contentType) {
-    Run run = new Run(ctx, file::close);
+    Run run = new Run(ctx, () -> UploadBody.closeQuietly(file));
     if (!run.begin()) {
       return;
     }
-    HttpServerResponse response = ctx.response();
-    response.setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, contentType)
+    ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, contentType)
         .putHeader(HttpHeaders.CONTENT_LENGTH, Long.toString(size));
-    response.drainHandler(v -> {
-      run.slow.drained();
-      if (!run.done) {
-        file.resume();
+    long[] position = {0};
+    run.pump(() -> {
+      int length = (int) Math.min(FILE_READ, size - position[0]);
+      if (length == 0) {
+        return Future.succeededFuture(new Piece(Buffer.buffer(), true));
       }
-    });
-    file.setReadBufferSize(FILE_READ);
-    file.exceptionHandler(e -> run.failed(e));
-    file.endHandler(v -> run.end(null));
-    file.handler(bytes -> {
-      if (run.done) {
-        return;
-      }
-      run.tracked.fetched.addAndGet(bytes.length());
-      response.write(bytes);
-      if (response.writeQueueFull()) {
-        file.pause();
-      }
-    });
+      return file.read(Buffer.buffer(length), 0, position[0], length).map(read -> {
+        if (read.length() == 0) {
+          throw new IllegalStateException("the file ended at " + position[0] + " of its " + size + " bytes");
+        }
+        position[0] += read.length();
+        return new Piece(read, position[0] >= size);
+      });
+    }, null);
   }
 
   /**
-   * Writes the parts {@code next} gives, asking for each only once the client has taken the one
-   * before (its queue has room): at most one part is read ahead of the client. An answer that is
-   * one part goes out as before ({@code Content-Length}); a longer one is chunked. A failure of the
-   * first part is answered as any failure ({@code ctx.fail}); a later one cuts the connection.
+   * Writes the parts {@code next} gives, asking for each only once the one before is out and the
+   * client's queue has room: at most one part is read ahead of the client. An answer that is one
+   * part goes out as before ({@code Content-Length}, unless the caller made the response chunked); a
+   * longer one is chunked. A failure of the first part is answered as any failure ({@code ctx.fail});
+   * a later one cuts the connection.
    */
   void pages(RoutingContext ctx, int status, String contentType, Supplier<Future<Piece>> next) {
     Run run = new Run(ctx, () -> { });
@@ -131,60 +134,26 @@ final class ResponseStreams {
         return;
       }
       Piece piece = first.result();
-      run.tracked.fetched.addAndGet(piece.bytes().length());
       response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, contentType);
-      if (piece.last()) {
-        run.end(piece.bytes());
-        return;
+      if (!piece.last()) {
+        response.setChunked(true);
+      } else if (!response.isChunked()) {
+        response.putHeader(HttpHeaders.CONTENT_LENGTH, Integer.toString(piece.bytes().length()));
       }
-      response.setChunked(true);
-      response.write(piece.bytes());
-      new PagePump(run, next).more();
+      run.pump(next, piece);
     });
   }
 
-  /** The parts after the first: each read once the queue has room for it. */
-  private static final class PagePump {
-    private final Run run;
-    private final Supplier<Future<Piece>> next;
-    private boolean reading;
-
-    PagePump(Run run, Supplier<Future<Piece>> next) {
-      this.run = run;
-      this.next = next;
-      run.response.drainHandler(v -> {
-        run.slow.drained();
-        more();
-      });
+  /** What waits in the connection's outbound buffer (Netty's), not yet taken by the kernel; -1 when not known. */
+  static long queued(HttpConnection connection) {
+    if (connection instanceof ConnectionBase base) {
+      var out = base.channel().unsafe().outboundBuffer();
+      return out == null ? 0 : out.totalPendingWriteBytes();
     }
-
-    void more() {
-      if (run.done || reading || run.response.writeQueueFull()) {
-        return; // the drain handler asks again
-      }
-      reading = true;
-      next.get().onComplete(ar -> {
-        reading = false;
-        if (run.done) {
-          return;
-        }
-        if (ar.failed()) {
-          run.failed(ar.cause());
-          return;
-        }
-        Piece piece = ar.result();
-        run.tracked.fetched.addAndGet(piece.bytes().length());
-        if (piece.last()) {
-          run.end(piece.bytes());
-        } else {
-          run.response.write(piece.bytes());
-          more();
-        }
-      });
-    }
+    return -1;
   }
 
-  /** One answer's life: registered, watched, and released once whichever way it ends. */
+  /** One answer's life: registered, watched, pumped, and released once whichever way it ends. */
   private final class Run {
     final RoutingContext ctx;
     final HttpServerResponse response;
@@ -192,6 +161,12 @@ final class ResponseStreams {
     final Runnable close;
     SlowClient slow;
     boolean done;
+    private Supplier<Future<Piece>> next;
+    /** The part being written, how much of it is out, and whether it is the last. */
+    private Buffer part;
+    private int at;
+    private boolean lastPart;
+    private boolean reading;
 
     Run(RoutingContext ctx, Runnable close) {
       this.ctx = ctx;
@@ -209,8 +184,9 @@ final class ResponseStreams {
       }
       live.add(tracked);
       slow = SlowClient.watch(response, vertx, stallLimit, () -> {
-        LOG.info("{}: the client took nothing for {} s and was cut, {} bytes sent", tracked.what,
-            stallLimit.toSeconds(), response.bytesWritten());
+        LOG.info("{}: the client took nothing for {} s and was cut, {} bytes sent, {} of them waiting in"
+            + " the gateway", tracked.what, stallLimit.toSeconds(), response.bytesWritten(),
+            queued(ctx.request().connection()));
         release();
         HardClose.close(ctx.request().connection());
       });
@@ -218,16 +194,73 @@ final class ResponseStreams {
       return true;
     }
 
-    void end(Buffer last) {
+    /** Writes every part {@code next} gives, from {@code first} when it was read already. */
+    void pump(Supplier<Future<Piece>> next, Piece first) {
+      this.next = next;
+      response.drainHandler(v -> {
+        slow.drained();
+        more();
+      });
+      if (first == null) {
+        more();
+      } else {
+        take(first);
+      }
+    }
+
+    private void take(Piece piece) {
+      tracked.fetched.addAndGet(piece.bytes().length());
+      part = piece.bytes();
+      at = 0;
+      lastPart = piece.last();
+      more();
+    }
+
+    /**
+     * Writes what it can of the part, a slice at a time, while the queue has room; ends after the
+     * last part, or reads the next once this one is out and the queue still has room. Otherwise the
+     * drain handler comes back here.
+     */
+    private void more() {
+      if (done || reading) {
+        return;
+      }
+      while (part != null && at < part.length() && !response.writeQueueFull()) {
+        int end = Math.min(part.length(), at + SLICE);
+        response.write(part.slice(at, end));
+        at = end;
+      }
+      if (part != null && at < part.length()) {
+        return;
+      }
+      if (lastPart) {
+        end();
+        return;
+      }
+      if (response.writeQueueFull()) {
+        return;
+      }
+      part = null;
+      reading = true;
+      next.get().onComplete(ar -> {
+        reading = false;
+        if (done) {
+          return;
+        }
+        if (ar.failed()) {
+          failed(ar.cause());
+          return;
+        }
+        take(ar.result());
+      });
+    }
+
+    private void end() {
       if (done) {
         return;
       }
       release();
-      if (last == null) {
-        response.end();
-      } else {
-        response.end(last);
-      }
+      response.end();
     }
 
     void failed(Throwable e) {
@@ -244,6 +277,7 @@ final class ResponseStreams {
         return;
       }
       done = true;
+      part = null;
       slow.stop();
       live.remove(tracked);
       close.run();
