@@ -144,6 +144,8 @@ final class SpooledBody implements Handler<RoutingContext> {
       file.write(buffer);
       if (file.writeQueueFull()) {
         request.pause();
+        // A file's drain handler is called once and then forgotten: set again at each pause.
+        file.drainHandler(v -> request.resume());
       }
     }
 
@@ -163,7 +165,6 @@ final class SpooledBody implements Handler<RoutingContext> {
         return false;
       }
       file.exceptionHandler(e -> refuse(e));
-      file.drainHandler(v -> request.resume());
       file.write(memory);
       memory = null;
       return true;

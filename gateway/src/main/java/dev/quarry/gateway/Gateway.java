@@ -86,6 +86,7 @@ public final class Gateway extends VerticleBase {
   private ConnectionGuard metricsConnections;
   private long metricsSweep = -1;
   private Router router;
+  private volatile ApiRoutes api;
 
   /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
   public Gateway(Config config) {
@@ -178,6 +179,7 @@ public final class Gateway extends VerticleBase {
               search, new TenantStore(pool), quotas, documentsFs,
               sandboxes, callbacks)
               .withAnalyses(analyses);
+          api = routes;
           router = routes.router();
           connections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
               config.maxConnections());
@@ -346,6 +348,11 @@ public final class Gateway extends VerticleBase {
   }
 
   /** Every route the gateway serves on its API port, as its router holds them (tests enumerate them). */
+  /** The API's routes, once started. */
+  public ApiRoutes api() {
+    return api;
+  }
+
   public java.util.List<io.vertx.ext.web.Route> routes() {
     return router.getRoutes();
   }
