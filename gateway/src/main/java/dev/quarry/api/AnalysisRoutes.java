@@ -203,16 +203,16 @@ final class AnalysisRoutes {
 
   private void list(RoutingContext ctx) {
     int limit = Requests.limit(ctx.request().getParam("limit"), LIST_DEFAULT, LIST_MAX);
-    analyses.list(ApiRoutes.tenant(ctx), limit)
-        .onSuccess(all -> ApiRoutes.replyJson(ctx, 200, new JsonObject().put("analyses", new JsonArray(all))))
-        .onFailure(ctx::fail);
+    streams.pages(ctx, 200, ApiRoutes.JSON, new AnalysisPages.Listing(analyses.store(), ApiRoutes.tenant(ctx), limit)::next);
   }
 
   private void get(RoutingContext ctx) {
+    UUID tenant = ApiRoutes.tenant(ctx);
     UUID id = analysisId(ctx);
-    analyses.get(ApiRoutes.tenant(ctx), id)
+    analyses.store().record(tenant, id)
         .map(found -> found.orElseThrow(() -> missing(id)))
-        .onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis))
+        .onSuccess(analysis -> streams.pages(ctx, 200, ApiRoutes.JSON,
+            new AnalysisPages.Record(analyses.store(), tenant, id, analysis)::next))
         .onFailure(ctx::fail);
   }
 
@@ -225,7 +225,7 @@ final class AnalysisRoutes {
       follow(ctx, running.get(), afterSeq);
       return;
     }
-    analyses.get(tenant, id)
+    analyses.store().record(tenant, id)
         .map(found -> found.orElseThrow(() -> missing(id)))
         .compose(analysis -> {
           // It may have finished between the two looks: then the store has every event.
