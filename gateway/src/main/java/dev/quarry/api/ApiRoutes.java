@@ -171,7 +171,20 @@ public final class ApiRoutes {
     return Authentication.tenantOf(ctx);
   }
 
+  /**
+   * Answers with a JSON object written whole; one past {@link SlowClient#WATCHED_WHOLE} characters is
+   * watched until its client has taken it, and cut if the client takes nothing (a search's results
+   * with their contexts reach megabytes).
+   */
   static void replyJson(RoutingContext ctx, int status, JsonObject body) {
-    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(body.encode());
+    replyWhole(ctx, ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON), body.encode());
+  }
+
+  /** Ends the response with {@code text}, watched as {@link #replyJson} says. */
+  static void replyWhole(RoutingContext ctx, io.vertx.core.http.HttpServerResponse response, String text) {
+    Future<Void> written = response.end(text);
+    if (text.length() > SlowClient.WATCHED_WHOLE) {
+      SlowClient.watchWritten(response, ctx.request().connection(), written, ctx.vertx(), SlowClient.STALL_LIMIT);
+    }
   }
 }

@@ -4,10 +4,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.file.AsyncFile;
-import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
-import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.util.List;
@@ -144,15 +142,6 @@ final class ResponseStreams {
     });
   }
 
-  /** What waits in the connection's outbound buffer (Netty's), not yet taken by the kernel; -1 when not known. */
-  static long queued(HttpConnection connection) {
-    if (connection instanceof ConnectionBase base) {
-      var out = base.channel().unsafe().outboundBuffer();
-      return out == null ? 0 : out.totalPendingWriteBytes();
-    }
-    return -1;
-  }
-
   /** One answer's life: registered, watched, pumped, and released once whichever way it ends. */
   private final class Run {
     final RoutingContext ctx;
@@ -186,7 +175,7 @@ final class ResponseStreams {
       slow = SlowClient.watch(response, vertx, stallLimit, () -> {
         LOG.info("{}: the client took nothing for {} s and was cut, {} bytes sent, {} of them waiting in"
             + " the gateway", tracked.what, stallLimit.toSeconds(), response.bytesWritten(),
-            queued(ctx.request().connection()));
+            SlowClient.queued(ctx.request().connection()));
         release();
         HardClose.close(ctx.request().connection());
       });

@@ -1,7 +1,10 @@
 package dev.quarry.api;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.net.impl.ConnectionBase;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -13,6 +16,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * wait for drains (a live stream writes each event as it happens) also asks {@link #behind}: what
  * it wrote behind the full queue, which {@code cut}s it past a ceiling without waiting for the limit.
  *
+ * <p>An answer written whole ({@link #watchWritten}) is one write, which leaves Vert.x's queue empty
+ * and brings no drain; there a client reading shows as what waits in Netty's buffer going down.
+ *
  * <p>The queue is looked at every quarter of the limit, so a client is cut between the limit and
  * 1.25 times it after it stopped. A client that reads slowly still drains the queue now and then
  * (it must take about half the high-water mark, 32 KiB, per stall limit) and is never cut.
@@ -22,6 +28,10 @@ final class SlowClient {
   static final Duration STALL_LIMIT = Duration.ofSeconds(15);
   /** What may wait for one client of a live stream, beyond its connection's own queue, before it is cut at once. */
   static final long MAX_WAITING_BYTES = 16L << 20;
+
+  /** Answers written whole past this many characters are watched until the kernel has taken them. */
+  static final int WATCHED_WHOLE = 64 * 1024;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SlowClient.class);
 
   private final HttpServerResponse response;
   private final Vertx vertx;
@@ -53,6 +63,51 @@ final class SlowClient {
       }
     });
     return slow;
+  }
+
+  /**
+   * Watches an answer written whole until the kernel has taken all of it ({@code written}, its end's
+   * future, completes then): its client is cut once what waits for it in the gateway (Netty's buffer)
+   * has not gone down for {@code limit}, nothing of it having gone to the kernel meanwhile.
+   */
+  static void watchWritten(HttpServerResponse response, HttpConnection connection, Future<Void> written,
+      Vertx vertx, Duration limit) {
+    if (written.isComplete()) {
+      return;
+    }
+    long period = Math.max(1, limit.toMillis() / 4);
+    long[] least = {Long.MAX_VALUE};
+    long[] since = {System.nanoTime()};
+    long timer = vertx.setPeriodic(period, period, t -> {
+      if (written.isComplete() || response.closed()) {
+        vertx.cancelTimer(t);
+        return;
+      }
+      long waiting = queued(connection);
+      if (waiting < least[0] || waiting == 0) {
+        least[0] = waiting;
+        since[0] = System.nanoTime();
+      } else if (System.nanoTime() - since[0] >= limit.toNanos()) {
+        vertx.cancelTimer(t);
+        LOG.info("an answer of {} bytes whose client took nothing for {} s was cut, {} bytes of it waiting in the"
+            + " gateway", response.bytesWritten(), limit.toSeconds(), waiting);
+        HardClose.close(connection);
+      }
+    });
+    written.onComplete(done -> vertx.cancelTimer(timer));
+  }
+
+  /**
+   * What waits in a connection's outbound buffer (Netty's), not yet taken by the kernel; -1 when not
+   * known. The buffer counts a write as pending until all of it is out; the kernel's progress through
+   * the current one is taken off here, so that a client reading a single large write shows.
+   */
+  static long queued(HttpConnection connection) {
+    if (connection instanceof ConnectionBase base) {
+      var out = base.channel().unsafe().outboundBuffer();
+      return out == null ? 0 : out.totalPendingWriteBytes() - out.currentProgress();
+    }
+    return -1;
   }
 
   /** Cuts at once (a writer that found too much behind the full queue); false when it was cut or stopped already. */
