@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>The queue is looked at every quarter of the limit, so a client is cut between the limit and
  * 1.25 times it after it stopped. A client that reads slowly still drains the queue now and then
- * (it must take about half the high-water mark, 32 KiB, per stall limit) and is never cut.
+ * (half of what waits: some 100 KiB per stall limit) and is never cut.
  */
 final class SlowClient {
   /** How long a client may take nothing of what waits for it before it is cut. */
