@@ -7,7 +7,6 @@ import dev.quarry.agent.Budgets;
 import dev.quarry.agent.LiveAnalysis;
 import dev.quarry.sandbox.Scope;
 import io.vertx.core.Future;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

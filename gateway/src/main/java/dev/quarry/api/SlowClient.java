@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The one watch over a response whose client may stop reading: live event streams, replays, and
  * every answer written as its client takes it ({@link ResponseStreams}). A client is taken to read
- * nothing once its connection's write queue (Netty's, bounded by its high-water mark) has been full,
- * never drained in between, for the stall limit; then {@code cut} runs, once. A writer that does not
+ * nothing once its response's write queue (Vert.x's, full at 16 writes, in front of Netty's, full at
+ * 64 KiB) has been full, never drained in between, for the stall limit; then {@code cut} runs, once. A writer that does not
  * wait for drains (a live stream writes each event as it happens) also asks {@link #behind}: what
  * it wrote behind the full queue, which {@code cut}s it past a ceiling without waiting for the limit.
  *
