@@ -47,13 +47,44 @@ public final class AnalysisStore {
   static final String LIST_ANALYSES = "SELECT " + COLUMNS + " FROM analyses WHERE tenant_id = $1"
       + " ORDER BY created_at DESC, id LIMIT $2";
 
+  /** Bytes of an analysis' text, from the values' headers (a listing's page is bounded by them). */
+  private static final String ANALYSIS_BYTES = "(octet_length(question) + coalesce(octet_length(answer), 0)"
+      + " + coalesce(octet_length(program), 0) + coalesce(octet_length(program_output), 0)"
+      + " + coalesce(octet_length(error_message), 0) + coalesce(pg_column_size(citations), 0))";
+
+  /**
+   * Up to $2 of the tenant's analyses, newest first, after the one created at $4 with id $5 (from
+   * the first when $4 is null), and no more than the first whose text adds up to $3 bytes; each row
+   * says how many the limit let through ({@code fetched}), so that a page cut short by the bytes is
+   * told from the last one.
+   */
+  static final String PAGE_ANALYSES = "WITH page AS (SELECT " + COLUMNS + ", sum(" + ANALYSIS_BYTES + ")"
+      + " OVER (ORDER BY created_at DESC, id) - " + ANALYSIS_BYTES + " AS before FROM analyses"
+      + " WHERE tenant_id = $1 AND ($4::timestamptz IS NULL OR created_at < $4 OR (created_at = $4 AND id > $5))"
+      + " ORDER BY created_at DESC, id LIMIT $2)"
+      + " SELECT *, (SELECT count(*) FROM page) AS fetched FROM page WHERE before < $3 ORDER BY created_at DESC, id";
+
+  /** As {@link #PAGE_ANALYSES}, for an analysis' steps after ordinal $3, up to $4 of them and $5 bytes. */
+  static final String PAGE_STEPS = "WITH page AS (SELECT ordinal, code, result, started_at, duration_ms,"
+      + " sum(octet_length(code) + octet_length(result::text)) OVER (ORDER BY ordinal)"
+      + " - octet_length(code) - octet_length(result::text) AS before FROM analysis_steps"
+      + " WHERE tenant_id = $1 AND analysis_id = $2 AND ordinal > $3 ORDER BY ordinal LIMIT $4)"
+      + " SELECT *, (SELECT count(*) FROM page) AS fetched FROM page WHERE before < $5 ORDER BY ordinal";
+
   static final String LIST_STEPS = "SELECT ordinal, code, result, started_at, duration_ms FROM analysis_steps"
       + " WHERE tenant_id = $1 AND analysis_id = $2 ORDER BY ordinal";
 
   static final String LIST_EVENTS = "SELECT seq, type, body FROM analysis_events"
       + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq";
-  static final String PAGE_EVENTS = "SELECT seq, type, body FROM analysis_events"
-      + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq LIMIT $4";
+  /**
+   * Up to $4 events after $3, cut after the one that brings their bodies to $5 bytes: a page of a
+   * replay is bounded in bytes, not only in events (an event may hold a cell's whole output). The
+   * bodies' sizes come from their headers (octet_length does not read a stored value).
+   */
+  static final String PAGE_EVENTS = "SELECT seq, type, body FROM (SELECT seq, type, body,"
+      + " sum(octet_length(body)) OVER (ORDER BY seq) - octet_length(body) AS before FROM analysis_events"
+      + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq LIMIT $4) page"
+      + " WHERE before < $5 ORDER BY seq";
 
   static final String SET_PROGRAM_OUTPUT = "UPDATE analyses SET program_output = $3"
       + " WHERE tenant_id = $1 AND id = $2 AND program_output IS NULL";
@@ -195,22 +226,72 @@ public final class AnalysisStore {
 
   /** The analysis with its steps, as the API shows it. */
   public Future<Optional<JsonObject>> get(UUID tenantId, UUID id) {
-    return run(tenantId, GET_ANALYSIS, Tuple.of(tenantId, id)).compose(rows -> {
-      if (rows.size() == 0) {
+    return record(tenantId, id).compose(found -> {
+      if (found.isEmpty()) {
         return Future.succeededFuture(Optional.empty());
       }
-      JsonObject analysis = toJson(rows.iterator().next());
       return run(tenantId, LIST_STEPS, Tuple.of(tenantId, id)).map(steps -> {
         JsonArray out = new JsonArray();
-        steps.forEach(s -> out.add(new JsonObject()
-            .put("step", s.getInteger("ordinal"))
-            .put("code", s.getString("code"))
-            .put("result", s.getJsonObject("result"))
-            .put("started_at", s.getOffsetDateTime("started_at").toInstant().toString())
-            .put("duration_ms", s.getLong("duration_ms"))));
-        return Optional.of(analysis.put("steps", out));
+        steps.forEach(s -> out.add(stepJson(s)));
+        return Optional.of(found.get().put("steps", out));
       });
     });
+  }
+
+  /** The analysis as the API shows it, without its steps; empty when the tenant has no such one. */
+  public Future<Optional<JsonObject>> record(UUID tenantId, UUID id) {
+    return run(tenantId, GET_ANALYSIS, Tuple.of(tenantId, id))
+        .map(rows -> rows.size() == 0 ? Optional.empty() : Optional.of(toJson(rows.iterator().next())));
+  }
+
+  /** A page of something listed in order: its items, and where the next starts (null after the last). */
+  public record Page<P>(List<JsonObject> items, P next) {}
+
+  /** A place in the listing of analyses (newest first, then by id), just after one that was listed. */
+  public record Position(OffsetDateTime createdAt, UUID id) {}
+
+  /**
+   * Up to {@code limit} of the tenant's analyses without their steps, newest first, after {@code
+   * after} (from the newest when null), and no more than the first whose text reaches {@code maxBytes}.
+   */
+  public Future<Page<Position>> page(UUID tenantId, Position after, int limit, long maxBytes) {
+    return run(tenantId, PAGE_ANALYSES, Tuple.of(tenantId, limit, maxBytes,
+            after == null ? null : after.createdAt(), after == null ? null : after.id()))
+        .map(rows -> {
+          List<JsonObject> out = new ArrayList<>();
+          long fetched = 0;
+          Position last = null;
+          for (Row r : rows) {
+            out.add(toJson(r));
+            fetched = r.getLong("fetched");
+            last = new Position(r.getOffsetDateTime("created_at"), r.getUUID("id"));
+          }
+          return new Page<>(out, out.size() < fetched || fetched == limit ? last : null);
+        });
+  }
+
+  /** As {@link #page}, for an analysis' steps after ordinal {@code after} (0: from the first). */
+  public Future<Page<Integer>> steps(UUID tenantId, UUID id, int after, int limit, long maxBytes) {
+    return run(tenantId, PAGE_STEPS, Tuple.of(tenantId, id, after, limit, maxBytes)).map(rows -> {
+      List<JsonObject> out = new ArrayList<>();
+      long fetched = 0;
+      Integer last = null;
+      for (Row r : rows) {
+        out.add(stepJson(r));
+        fetched = r.getLong("fetched");
+        last = r.getInteger("ordinal");
+      }
+      return new Page<>(out, out.size() < fetched || fetched == limit ? last : null);
+    });
+  }
+
+  private static JsonObject stepJson(Row s) {
+    return new JsonObject()
+        .put("step", s.getInteger("ordinal"))
+        .put("code", s.getString("code"))
+        .put("result", s.getJsonObject("result"))
+        .put("started_at", s.getOffsetDateTime("started_at").toInstant().toString())
+        .put("duration_ms", s.getLong("duration_ms"));
   }
 
   /** The tenant's latest analyses, without their steps. */
@@ -230,9 +311,13 @@ public final class AnalysisStore {
     });
   }
 
-  /** At most {@code limit} events after {@code afterSeq}, in order: one page of a replay. */
-  public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq, int limit) {
-    return run(tenantId, PAGE_EVENTS, Tuple.of(tenantId, id, afterSeq, limit)).map(rows -> {
+  /**
+   * At most {@code limit} events after {@code afterSeq}, in order, and no more than the first whose
+   * bodies add up to {@code maxBytes}: one page of a replay. It is the last page when it has fewer
+   * than {@code limit} events and fewer than {@code maxBytes} bytes.
+   */
+  public Future<List<AnalysisEvent>> events(UUID tenantId, UUID id, long afterSeq, int limit, long maxBytes) {
+    return run(tenantId, PAGE_EVENTS, Tuple.of(tenantId, id, afterSeq, limit, maxBytes)).map(rows -> {
       List<AnalysisEvent> out = new ArrayList<>();
       rows.forEach(r -> out.add(new AnalysisEvent(r.getLong("seq"), r.getString("type"), r.getString("body"))));
       return out;

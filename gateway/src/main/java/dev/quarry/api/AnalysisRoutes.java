@@ -7,7 +7,6 @@ import dev.quarry.agent.Budgets;
 import dev.quarry.agent.LiveAnalysis;
 import dev.quarry.sandbox.Scope;
 import io.vertx.core.Future;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -40,8 +39,11 @@ final class AnalysisRoutes {
     return heartbeat;
   }
 
-  AnalysisRoutes(AnalysisService analyses, long bodyTimeoutMs, java.time.Duration heartbeat) {
+  private final ResponseStreams streams;
+
+  AnalysisRoutes(AnalysisService analyses, long bodyTimeoutMs, java.time.Duration heartbeat, ResponseStreams streams) {
     this.heartbeat = heartbeat;
+    this.streams = streams;
     this.analyses = analyses;
     this.bodyTimeoutMs = bodyTimeoutMs;
   }
@@ -201,16 +203,16 @@ final class AnalysisRoutes {
 
   private void list(RoutingContext ctx) {
     int limit = Requests.limit(ctx.request().getParam("limit"), LIST_DEFAULT, LIST_MAX);
-    analyses.list(ApiRoutes.tenant(ctx), limit)
-        .onSuccess(all -> ApiRoutes.replyJson(ctx, 200, new JsonObject().put("analyses", new JsonArray(all))))
-        .onFailure(ctx::fail);
+    streams.pages(ctx, 200, ApiRoutes.JSON, new AnalysisPages.Listing(analyses.store(), ApiRoutes.tenant(ctx), limit)::next);
   }
 
   private void get(RoutingContext ctx) {
+    UUID tenant = ApiRoutes.tenant(ctx);
     UUID id = analysisId(ctx);
-    analyses.get(ApiRoutes.tenant(ctx), id)
+    analyses.store().record(tenant, id)
         .map(found -> found.orElseThrow(() -> missing(id)))
-        .onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis))
+        .onSuccess(analysis -> streams.pages(ctx, 200, ApiRoutes.JSON,
+            new AnalysisPages.Record(analyses.store(), tenant, id, analysis)::next))
         .onFailure(ctx::fail);
   }
 
@@ -223,7 +225,7 @@ final class AnalysisRoutes {
       follow(ctx, running.get(), afterSeq);
       return;
     }
-    analyses.get(tenant, id)
+    analyses.store().record(tenant, id)
         .map(found -> found.orElseThrow(() -> missing(id)))
         .compose(analysis -> {
           // It may have finished between the two looks: then the store has every event.
@@ -232,65 +234,68 @@ final class AnalysisRoutes {
             follow(ctx, stillRunning.get(), afterSeq);
             return Future.succeededFuture();
           }
-          HttpServerResponse response = ctx.response().setChunked(true)
-              .putHeader(HttpHeaders.CONTENT_TYPE, EventStream.CONTENT_TYPE)
-              .putHeader("X-Analysis-Id", id.toString());
-          replayStored(ctx, response, tenant, id, afterSeq);
+          ctx.response().setChunked(true).putHeader("X-Analysis-Id", id.toString());
+          streams.pages(ctx, 200, EventStream.CONTENT_TYPE, new Replay(tenant, id, afterSeq)::next);
           return Future.succeededFuture();
         })
         .onFailure(ctx::fail);
   }
 
+  /** The most bytes of events one page of a replay reads (a page holds at least one event). */
+  static final long REPLAY_PAGE_BYTES = 256 * 1024;
+
   /**
-   * Writes a finished analysis' stored events from {@code afterSeq} on, a page of
-   * {@value #REPLAY_PAGE} at a time, the next page read only once the client has taken the last
-   * (the response's write queue drained): a large record costs the gateway one page of memory and
-   * never holds an event loop for long. A client that takes nothing for {@link EventStream#STALL_LIMIT}
-   * is cut. A failure of the first page is answered as any other
-   * failure; one midway resets the response (its client sees it cut short, not complete).
+   * A finished analysis' stored events from {@code afterSeq} on, a page of at most {@value
+   * #REPLAY_PAGE} events and {@value #REPLAY_PAGE_BYTES} bytes at a time, the next read only once the
+   * client has taken the last ({@link ResponseStreams#pages}): a large record costs the gateway one
+   * page of memory and never holds an event loop or a database connection for long.
    */
-  private void replayStored(RoutingContext ctx, HttpServerResponse response, UUID tenant, UUID id, long afterSeq) {
-    analyses.store().events(tenant, id, afterSeq, REPLAY_PAGE).onComplete(ar -> {
-      if (response.closed() || response.ended()) {
-        return;
-      }
-      if (ar.failed()) {
-        if (!response.headWritten()) {
-          ctx.fail(ar.cause());
-          return;
+  private final class Replay {
+    private final UUID tenant;
+    private final UUID id;
+    private long after;
+
+    Replay(UUID tenant, UUID id, long afterSeq) {
+      this.tenant = tenant;
+      this.id = id;
+      this.after = afterSeq;
+    }
+
+    Future<ResponseStreams.Piece> next() {
+      return analyses.store().events(tenant, id, after, REPLAY_PAGE, REPLAY_PAGE_BYTES).map(page -> {
+        StringBuilder sse = new StringBuilder();
+        long bytes = 0;
+        for (AnalysisEvent e : page) {
+          sse.append(e.sse());
+          bytes += utf8Length(e.json());
         }
-        org.slf4j.LoggerFactory.getLogger(AnalysisRoutes.class)
-            .warn("analysis {}: replaying its events failed midway: {}", id, ar.cause().toString());
-        response.reset();
-        return;
-      }
-      List<AnalysisEvent> page = ar.result();
-      if (page.isEmpty()) {
-        response.end();
-        return;
-      }
-      StringBuilder sse = new StringBuilder();
-      page.forEach(e -> sse.append(e.sse()));
-      response.write(sse.toString());
-      long last = page.get(page.size() - 1).seq();
-      if (page.size() < REPLAY_PAGE) {
-        response.end();
-      } else if (response.writeQueueFull()) {
-        // A client that takes nothing of the page for the stall limit is cut, as a live stream's is.
-        long stall = ctx.vertx().setTimer(EventStream.STALL_LIMIT.toMillis(), t -> {
-          response.drainHandler(null);
-          HardClose.close(ctx.request().connection());
-        });
-        response.drainHandler(v -> {
-          response.drainHandler(null);
-          if (ctx.vertx().cancelTimer(stall)) {
-            replayStored(ctx, response, tenant, id, last);
-          }
-        });
+        if (!page.isEmpty()) {
+          after = page.get(page.size() - 1).seq();
+        }
+        // Not the last when the page was cut at the byte bound, which counts UTF-8 bytes as here.
+        boolean last = page.size() < REPLAY_PAGE && bytes < REPLAY_PAGE_BYTES;
+        return new ResponseStreams.Piece(io.vertx.core.buffer.Buffer.buffer(sse.toString()), last);
+      });
+    }
+  }
+
+  /** The bytes of {@code s} in UTF-8, as PostgreSQL's octet_length counts them. */
+  static long utf8Length(String s) {
+    long n = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        n += 1;
+      } else if (c < 0x800) {
+        n += 2;
+      } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        n += 4;
+        i++;
       } else {
-        replayStored(ctx, response, tenant, id, last);
+        n += 3;
       }
-    });
+    }
+    return n;
   }
 
   /**

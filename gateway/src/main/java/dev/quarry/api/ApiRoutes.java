@@ -45,6 +45,8 @@ public final class ApiRoutes {
   private final Authentication auth;
   /** Request bodies each tenant is sending at once, across the replicas (R6-1). */
   private final BodyPlaces bodies;
+  /** Large answers under way, each written as its client takes it. */
+  private final ResponseStreams streams;
   private AnalysisRoutes analyses;
   /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
   private volatile int port;
@@ -67,7 +69,8 @@ public final class ApiRoutes {
     this.vertx = vertx;
     this.config = config;
     this.sandboxes = sandboxes;
-    this.documents = new DocumentRoutes(vertx, config, ingestService, documentStore, quotas);
+    this.streams = new ResponseStreams(vertx);
+    this.documents = new DocumentRoutes(vertx, config, ingestService, documentStore, documentsFs, quotas, streams);
     this.search = new SearchRoutes(config, searchService, documentStore, sandboxes, callbacks);
     this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork, searchService::forgetTenant);
     this.auth = new Authentication(config.tenancy(), tenants, quotas);
@@ -85,8 +88,13 @@ public final class ApiRoutes {
   /** Serves the analyses API too. */
   public ApiRoutes withAnalyses(AnalysisService service) {
     this.analysisService = service;
-    this.analyses = new AnalysisRoutes(service, config.bodyTimeoutMs(), config.sseHeartbeat());
+    this.analyses = new AnalysisRoutes(service, config.bodyTimeoutMs(), config.sseHeartbeat(), streams);
     return this;
+  }
+
+  /** The answers being written as their clients take them (tests look at what each has read). */
+  ResponseStreams streams() {
+    return streams;
   }
 
   /** Tells the routes the port the gateway serves them on (MCP's tools call the REST API there). */
@@ -122,7 +130,7 @@ public final class ApiRoutes {
     Handler<RoutingContext> jsonBody = LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout);
     router.post("/v1/documents").handler(tenant).handler(bodies.take())
         .handler(new UploadBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout,
-            LimitedBody.json(config.maxUploadBytes(), bodyTimeout)))
+            new SpooledBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout)))
         .handler(bodies.release())
         .handler(documents::ingest);
     router.get("/v1/documents").handler(tenant).handler(documents::listDocuments);
@@ -173,10 +181,23 @@ public final class ApiRoutes {
     return Authentication.tenantOf(ctx);
   }
 
+  /**
+   * Answers with a JSON object written whole; one past {@link SlowClient#WATCHED_WHOLE} characters is
+   * watched until its client has taken it, and cut if the client takes nothing (a search's results
+   * with their contexts reach megabytes).
+   */
   static void replyJson(RoutingContext ctx, int status, JsonObject body) {
     if (ProtocolErrors.answered(ctx.response())) {
       return; // refused for breaking HTTP while its handler worked: answered already
     }
-    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(body.encode());
+    replyWhole(ctx, ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON), body.encode());
+  }
+
+  /** Ends the response with {@code text}, watched as {@link #replyJson} says. */
+  static void replyWhole(RoutingContext ctx, io.vertx.core.http.HttpServerResponse response, String text) {
+    Future<Void> written = response.end(text);
+    if (text.length() > SlowClient.WATCHED_WHOLE) {
+      SlowClient.watchWritten(response, ctx.request().connection(), written, ctx.vertx(), SlowClient.STALL_LIMIT);
+    }
   }
 }

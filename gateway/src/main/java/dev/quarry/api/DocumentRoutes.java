@@ -23,7 +23,7 @@ import java.util.UUID;
  * items, table of contents, text and chunks, and its deletion.
  */
 record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, DocumentStore documentStore,
-    Quotas quotas) {
+    DocumentsFs documentsFs, Quotas quotas, ResponseStreams streams) {
 
   void ingest(RoutingContext ctx) {
     UUID tenant = ApiRoutes.tenant(ctx);
@@ -83,20 +83,87 @@ record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, D
       return vertx.fileSystem().readFile(upload.file().toString())
           .map(bytes -> new IngestRequest(fileName, uri, title, upload.contentType(), bytes.getBytes()));
     }
-    if (contentType.startsWith(ApiRoutes.JSON)) {
-      return Future.succeededFuture(Requests.ingest(Requests.jsonObject(ctx.body().buffer())));
+    SpooledBody.Received body = SpooledBody.received(ctx);
+    if (contentType.startsWith(ApiRoutes.JSON) && body != null) {
+      if (body.length() == 0) {
+        return Future.failedFuture(ApiError.badRequest("malformed_json", "the request body is empty; expected a JSON object"));
+      }
+      // Read from its file as it is parsed, on a worker: only the fields' strings are kept.
+      return vertx.executeBlocking(() -> {
+        try (var in = body.open()) {
+          return IngestJson.read(in);
+        }
+      }, false);
     }
     return Future.failedFuture(new ApiError(415, "unsupported_media_type",
         "send a document as multipart/form-data (field 'file') or as application/json "
             + "{title, uri, content, content_type}; got Content-Type '" + contentType + "'"));
   }
 
+  /** Documents read from the database at a time for a listing. */
+  static final int LIST_PAGE = 100;
+
+  /**
+   * The tenant's documents, {@code limit} of them (all when absent) after {@code cursor}, written
+   * {@value #LIST_PAGE} at a time as the client takes them, each page its own short query (keyset
+   * paging, as the cursor's): a tenant with a million documents costs one page of memory, and a client
+   * that reads slowly holds no database connection. The bytes are those of {@link WireFormat#documents}.
+   */
   void listDocuments(RoutingContext ctx) {
     Integer limit = Requests.limit(ctx.request().getParam("limit"), null, ApiRoutes.DOCUMENTS_PAGE_MAX);
     DocumentStore.ListPosition after = Requests.documentsCursor(ctx.request().getParam("cursor"));
-    documentStore.page(ApiRoutes.tenant(ctx), after, limit)
-        .onSuccess(page -> ApiRoutes.replyJson(ctx, 200, WireFormat.documents(page)))
-        .onFailure(ctx::fail);
+    streams.pages(ctx, 200, ApiRoutes.JSON, new Listing(documentStore, ApiRoutes.tenant(ctx), after, limit)::next);
+  }
+
+  /** One listing's state between its pages. */
+  private static final class Listing {
+    private final DocumentStore store;
+    private final UUID tenant;
+    private final JsonParts out = new JsonParts();
+    private DocumentStore.ListPosition after;
+    /** Documents still to list; null for all. */
+    private Integer remaining;
+
+    Listing(DocumentStore store, UUID tenant, DocumentStore.ListPosition after, Integer limit) {
+      this.store = store;
+      this.tenant = tenant;
+      this.after = after;
+      this.remaining = limit;
+      out.write(json -> {
+        json.writeStartObject();
+        json.writeFieldName("documents");
+        json.writeStartArray();
+      });
+    }
+
+    Future<ResponseStreams.Piece> next() {
+      int ask = remaining == null ? LIST_PAGE : Math.min(LIST_PAGE, remaining);
+      return store.page(tenant, after, ask).map(page -> {
+        out.write(json -> {
+          for (var d : page.documents()) {
+            json.writeRawValue(WireFormat.document(d).encode());
+          }
+        });
+        if (remaining != null) {
+          remaining -= page.documents().size();
+        }
+        after = page.next();
+        boolean last = page.next() == null || remaining != null && remaining == 0;
+        if (last) {
+          out.write(json -> {
+            json.writeEndArray();
+            json.writeFieldName("next_cursor");
+            if (page.next() == null) {
+              json.writeNull();
+            } else {
+              json.writeString(WireFormat.cursor(page.next()));
+            }
+            json.writeEndObject();
+          });
+        }
+        return new ResponseStreams.Piece(out.take(), last);
+      });
+    }
   }
 
   void getDocument(RoutingContext ctx) {
@@ -116,28 +183,29 @@ record DocumentRoutes(Vertx vertx, Config config, IngestService ingestService, D
   }
 
   void items(RoutingContext ctx) {
-    UUID id = Requests.documentId(ctx.pathParam("id"));
-    documentStore.items(ApiRoutes.tenant(ctx), id)
-        .map(found -> found.orElseThrow(() -> missing(id)))
-        .onSuccess(items -> ctx.response()
-            .putHeader(HttpHeaders.CONTENT_TYPE, "application/x-ndjson")
-            .end(DocumentsFs.itemsJsonl(items)))
-        .onFailure(ctx::fail);
+    file(ctx, "items.jsonl", "application/x-ndjson");
   }
 
   void toc(RoutingContext ctx) {
-    UUID id = Requests.documentId(ctx.pathParam("id"));
-    documentStore.toc(ApiRoutes.tenant(ctx), id)
-        .map(found -> found.orElseThrow(() -> missing(id)))
-        .onSuccess(toc -> ApiRoutes.replyJson(ctx, 200, toc))
-        .onFailure(ctx::fail);
+    file(ctx, "toc.json", ApiRoutes.JSON);
   }
 
   void content(RoutingContext ctx) {
+    file(ctx, "content.txt", "text/plain; charset=utf-8");
+  }
+
+  /**
+   * One of the document's files of the /documents view, which are byte for byte what these routes
+   * answer, sent as the client takes it ({@link ResponseStreams#file}). A document's text and table
+   * of contents are single values that PostgreSQL can only slice by reading them whole (an 11.6 M
+   * character text took 80-90 ms a 256 Ki-character slice, 46 ms whole), so they are not paged from
+   * the database; the view has them rendered once a version (docs/decisions/0020).
+   */
+  private void file(RoutingContext ctx, String name, String contentType) {
     UUID id = Requests.documentId(ctx.pathParam("id"));
-    documentStore.content(ApiRoutes.tenant(ctx), id)
+    documentsFs.open(ApiRoutes.tenant(ctx), id, name)
         .map(found -> found.orElseThrow(() -> missing(id)))
-        .onSuccess(text -> ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "text/plain; charset=utf-8").end(text))
+        .onSuccess(opened -> streams.file(ctx, opened.file(), opened.size(), contentType))
         .onFailure(ctx::fail);
   }
 

@@ -68,7 +68,7 @@ final class ErrorMapping {
    * reply while its upload still sits on disk ({@link UploadBody} deletes it on every other path).
    */
   static Future<Void> discardUploads(RoutingContext ctx) {
-    return UploadBody.discard(ctx);
+    return Future.join(UploadBody.discard(ctx), SpooledBody.discard(ctx)).mapEmpty();
   }
 
   private static ApiError toApiError(RoutingContext ctx) {

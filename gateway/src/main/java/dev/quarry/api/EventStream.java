@@ -3,7 +3,6 @@ package dev.quarry.api;
 import dev.quarry.agent.AnalysisEvent;
 import dev.quarry.agent.LiveAnalysis;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
@@ -79,11 +78,6 @@ final class EventStream {
     return response;
   }
 
-  /** How long a live stream waits for a client that takes nothing of what waits for it before it is cut. */
-  static final java.time.Duration STALL_LIMIT = java.time.Duration.ofSeconds(15);
-  /** What may wait for one client of a live stream, beyond its connection's own queue, before it is cut at once. */
-  static final long MAX_WAITING_BYTES = 16L << 20;
-
   /**
    * Puts a running analysis' events after {@code afterSeq} (0: from the first) on an open stream:
    * each event goes to {@code write} until the stream has ended, and the terminal one ends it
@@ -91,7 +85,7 @@ final class EventStream {
    * that goes away first stops the listening and runs {@code gone}.
    *
    * <p>A client that stops reading is cut: once the connection's write queue is full and has not
-   * drained for {@link #STALL_LIMIT}, or {@link #MAX_WAITING_BYTES} more have been written behind it.
+   * drained for {@link SlowClient#STALL_LIMIT}, or {@link SlowClient#MAX_WAITING_BYTES} more have been written behind it.
    * Without that, every stalled follower (any number of them, on any running analysis of the tenant)
    * would hold up to all of an analysis' events in the gateway's memory. A cut closes the connection
    * without the terminal event and does not run {@code gone} (the analysis goes on); the client
@@ -99,7 +93,7 @@ final class EventStream {
    */
   static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
       Consumer<AnalysisEvent> write, Runnable gone) {
-    follow(request, vertx, live, afterSeq, write, gone, STALL_LIMIT, MAX_WAITING_BYTES);
+    follow(request, vertx, live, afterSeq, write, gone, SlowClient.STALL_LIMIT, SlowClient.MAX_WAITING_BYTES);
   }
 
   static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
@@ -107,31 +101,21 @@ final class EventStream {
     HttpServerResponse response = request.response();
     AtomicBoolean ended = new AtomicBoolean();
     Runnable[] stop = new Runnable[1];
-    Stall stall = new Stall();
+    SlowClient[] slow = new SlowClient[1];
     Runnable cut = () -> {
       if (ended.compareAndSet(false, true)) {
         LOG.info("analysis {}: a stream whose client stopped reading was cut ({} bytes behind a full queue)",
-            live.id(), stall.behind(response));
+            live.id(), slow[0].behind());
         if (stop[0] != null) {
           stop[0].run();
         }
         HardClose.close(request.connection());
       }
     };
-    // The write queue is looked at every quarter of the stall limit: a queue full at one look and
-    // still full, never drained in between, for the whole limit means the client takes nothing.
-    long period = Math.max(1, stallLimit.toMillis() / 4);
-    long watch = vertx.setPeriodic(period, period, t -> {
-      if (ended.get()) {
-        vertx.cancelTimer(t);
-      } else if (stall.full(response) && stall.fullForNanos() >= stallLimit.toNanos()) {
-        vertx.cancelTimer(t);
-        cut.run();
-      }
-    });
-    response.drainHandler(v -> stall.clear());
+    slow[0] = SlowClient.watch(response, vertx, stallLimit, cut);
+    response.drainHandler(v -> slow[0].drained());
     response.closeHandler(v -> {
-      vertx.cancelTimer(watch);
+      slow[0].stop();
       if (ended.compareAndSet(false, true)) {
         if (stop[0] != null) {
           stop[0].run();
@@ -145,12 +129,11 @@ final class EventStream {
       }
       if (!event.terminal()) {
         write.accept(event);
-        if (stall.full(response) && stall.behind(response) > maxWaitingBytes) {
-          vertx.cancelTimer(watch);
-          cut.run();
+        if (slow[0].full() && slow[0].behind() > maxWaitingBytes) {
+          slow[0].cutNow(cut);
         }
       } else if (ended.compareAndSet(false, true)) {
-        vertx.cancelTimer(watch);
+        slow[0].stop();
         write.accept(event);
         if (!response.ended()) {
           response.end();
@@ -159,41 +142,6 @@ final class EventStream {
     });
     if (ended.get()) {
       stop[0].run();
-    }
-  }
-
-  /**
-   * Since when a follower's write queue has been full without draining: the time and the bytes
-   * written then (-1 while it keeps up). Looked at from the event loop and the analysis' threads.
-   */
-  private static final class Stall {
-    private long since;
-    private long bytes = -1;
-
-    /** Whether the queue is full now; the first time since a drain marks when and at how many bytes. */
-    synchronized boolean full(HttpServerResponse response) {
-      if (!response.writeQueueFull()) {
-        return false;
-      }
-      if (bytes < 0) {
-        bytes = response.bytesWritten();
-        since = System.nanoTime();
-      }
-      return true;
-    }
-
-    /** How long the queue has been full without draining, in nanoseconds; 0 while it keeps up. */
-    synchronized long fullForNanos() {
-      return bytes < 0 ? 0 : System.nanoTime() - since;
-    }
-
-    /** What has been written behind the full queue since it filled; 0 while it keeps up. */
-    synchronized long behind(HttpServerResponse response) {
-      return bytes < 0 ? 0 : response.bytesWritten() - bytes;
-    }
-
-    synchronized void clear() {
-      bytes = -1;
     }
   }
 }

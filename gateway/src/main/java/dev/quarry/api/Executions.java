@@ -198,8 +198,8 @@ final class Executions {
           if (request.stream()) {
             response.end(event("result", result));
           } else {
-            response.setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-                .end(result.encode());
+            ApiRoutes.replyWhole(ctx, response.setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE,
+                "application/json"), result.encode());
           }
         });
   }

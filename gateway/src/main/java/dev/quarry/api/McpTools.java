@@ -194,10 +194,24 @@ final class McpTools {
 
   private record Fetched(int status, String type, String body) {}
 
-  private Mono<Fetched> fetch(McpAsyncServerExchange exchange, HttpMethod method, String path, JsonObject body) {
+  /** A request to the REST API as the caller (its API key). */
+  private RequestOptions options(McpAsyncServerExchange exchange, HttpMethod method, String path) {
     String key = (String) exchange.transportContext().get(McpTransport.API_KEY);
-    RequestOptions options = new RequestOptions().setMethod(method).setHost("127.0.0.1").setPort(port.getAsInt())
+    return new RequestOptions().setMethod(method).setHost("127.0.0.1").setPort(port.getAsInt())
         .setURI(path).putHeader(HttpHeaders.AUTHORIZATION, "Bearer " + key).putHeader(HttpHeaders.ACCEPT, "application/json");
+  }
+
+  /** The message of an API error body, or a fallback naming nothing. */
+  private static String errorMessage(String body, int status) {
+    try {
+      return new JsonObject(body).getJsonObject("error").getString("message");
+    } catch (RuntimeException e) {
+      return "HTTP " + status;
+    }
+  }
+
+  private Mono<Fetched> fetch(McpAsyncServerExchange exchange, HttpMethod method, String path, JsonObject body) {
+    RequestOptions options = options(exchange, method, path);
     Future<Fetched> call = http.request(options).compose(request -> {
       if (body != null) {
         request.putHeader(HttpHeaders.CONTENT_TYPE, "application/json");
@@ -207,13 +221,7 @@ final class McpTools {
     }).compose(response -> response.body().map(b -> fetched(response, b)));
     return Mono.fromCompletionStage(call.toCompletionStage()).flatMap(r -> {
       if (r.status() >= 400) {
-        String message;
-        try {
-          message = new JsonObject(r.body()).getJsonObject("error").getString("message");
-        } catch (RuntimeException e) {
-          message = "HTTP " + r.status();
-        }
-        return Mono.error(new ToolError(message));
+        return Mono.error(new ToolError(errorMessage(r.body(), r.status())));
       }
       return Mono.just(r);
     });
@@ -245,17 +253,38 @@ final class McpTools {
     }
     long offset = number(a, "offset", 0, 0, Long.MAX_VALUE);
     long max = number(a, "max_chars", 50_000, 1, MAX_READ_CHARS);
-    return fetch(exchange, HttpMethod.GET, "/v1/documents/" + id + suffix, null).map(r -> {
-      String text = r.body();
-      int from = (int) Math.min(offset, text.length());
-      int to = (int) Math.min(text.length(), from + max);
+    return window(exchange, "/v1/documents/" + id + suffix, offset, max).map(window -> {
+      long total = window.total();
+      long from = Math.min(offset, total);
+      long to = from + window.text().length();
       JsonObject out = new JsonObject().put("document_id", id.toString()).put("part", part).put("offset", from)
-          .put("total_chars", text.length()).put("next_offset", to < text.length() ? to : null)
-          .put("text", text.substring(from, to));
-      return McpSchema.CallToolResult.builder().addTextContent(text.substring(from, to)
-              + (to < text.length() ? "\n[… " + (text.length() - to) + " more characters: call again with offset=" + to + "]" : ""))
+          .put("total_chars", total).put("next_offset", to < total ? to : null)
+          .put("text", window.text());
+      return McpSchema.CallToolResult.builder().addTextContent(window.text()
+              + (to < total ? "\n[… " + (total - to) + " more characters: call again with offset=" + to + "]" : ""))
           .structuredContent(out.getMap()).build();
     });
+  }
+
+  /**
+   * Characters {@code offset} to {@code offset + max} of an answer of the REST API, as the caller,
+   * read as it arrives ({@link TextWindow}): the rest of it is counted, not kept.
+   */
+  private Mono<TextWindow> window(McpAsyncServerExchange exchange, String path, long offset, long max) {
+    Future<TextWindow> call = http.request(options(exchange, HttpMethod.GET, path)).compose(request -> request.send())
+        .compose(response -> {
+          if (response.statusCode() >= 400) {
+            return response.body().compose(b -> Future.failedFuture(new ToolError(errorMessage(b.toString(),
+                response.statusCode()))));
+          }
+          TextWindow window = new TextWindow(offset, max);
+          io.vertx.core.Promise<TextWindow> read = io.vertx.core.Promise.promise();
+          response.handler(window::add);
+          response.exceptionHandler(read::tryFail);
+          response.endHandler(v -> read.tryComplete(window.finish()));
+          return read.future();
+        });
+    return Mono.fromCompletionStage(call.toCompletionStage());
   }
 
   private static long number(JsonObject a, String name, long dflt, long min, long max) {

@@ -202,19 +202,12 @@ final class Requests {
   }
 
   /**
-   * The JSON form of an ingest: {title, uri, content, content_type}. Without a {@code uri} the
-   * document's is made from its content ({@code content:sha256:} and 16 hex digits of the hash of its
+   * The JSON form of an ingest, {title, uri, content, content_type}, as {@link IngestJson} read it.
+   * Without a {@code uri} the document's is made from its content ({@code content:sha256:} and 16 hex digits of the hash of its
    * bytes): the uri is a document's identity (sending one again replaces it), and the title, or one
    * fixed name, made every document sent without a uri replace the one before (red team round 5, R5-9).
    */
-  static IngestRequest ingest(JsonObject body) {
-    String content = optionalString(body, "content");
-    if (content == null) {
-      throw ApiError.badRequest("missing_content", "field 'content' is required (or upload a file as multipart field 'file')");
-    }
-    String title = optionalString(body, "title");
-    String uri = optionalString(body, "uri");
-    String contentType = optionalString(body, "content_type");
+  static IngestRequest ingest(String content, String title, String uri, String contentType) {
     String fileName = uri != null ? uri : title != null ? title : "content";
     byte[] bytes = withoutLoneSurrogates(content).getBytes(StandardCharsets.UTF_8);
     return new IngestRequest(fileName, uri != null ? uri : contentUri(bytes), title, contentType, bytes);

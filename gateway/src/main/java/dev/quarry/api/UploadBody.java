@@ -243,7 +243,7 @@ final class UploadBody implements Handler<RoutingContext> {
      * on the event loop) so that the part's data and end come to handlers already in place, in order.
      */
     private void spoolTo(HttpServerFileUpload upload) {
-      Path path = dir.resolve(PREFIX + HexFormat.of().formatHex(randomBytes()));
+      Path path = newPath(dir);
       files.add(path);
       AsyncFile file;
       try {
@@ -392,8 +392,13 @@ final class UploadBody implements Handler<RoutingContext> {
     }
   }
 
+  /** A new, unguessable name for a spooled body in the uploads directory (what {@link #sweep} looks at). */
+  static Path newPath(Path dir) {
+    return dir.resolve(PREFIX + HexFormat.of().formatHex(randomBytes()));
+  }
+
   /** Closes a spooled file that may be closed already (end() closes it; a closed handle throws). */
-  private static Future<Void> closeQuietly(AsyncFile file) {
+  static Future<Void> closeQuietly(AsyncFile file) {
     if (file == null) {
       return Future.succeededFuture();
     }

@@ -117,6 +117,11 @@ public record Config(
     return Records.with(this, "tenancy", settings);
   }
 
+  /** The same settings with another pool size (tests of pool pressure use a small one). */
+  public Config withPgPoolSize(int size) {
+    return Records.with(this, "pgPoolSize", size);
+  }
+
   /** The same settings with another body timeout (tests of stalled bodies use a short one). */
   public Config withBodyTimeoutMs(long ms) {
     return Records.with(this, "bodyTimeoutMs", ms);

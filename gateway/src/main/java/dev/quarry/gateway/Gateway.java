@@ -91,6 +91,7 @@ public final class Gateway extends VerticleBase {
   private long metricsSweep = -1;
   private Router router;
   private Cluster cluster;
+  private volatile ApiRoutes api;
 
   /** {@code config} with every other part at its defaults (no model endpoint; sandboxes as built in). */
   public Gateway(Config config) {
@@ -196,6 +197,7 @@ public final class Gateway extends VerticleBase {
               sandboxes, callbacks)
               .withAnalyses(analyses);
           cluster.listen(tenants, quotas, analyses, sandboxes, search, documentsFs);
+          api = routes;
           router = routes.router();
           connections = new ConnectionGuard(java.time.Duration.ofSeconds(config.httpIdleSeconds()),
               config.maxConnections(), metrics);
@@ -388,6 +390,11 @@ public final class Gateway extends VerticleBase {
   }
 
   /** Every route the gateway serves on its API port, as its router holds them (tests enumerate them). */
+  /** The API's routes, once started. */
+  public ApiRoutes api() {
+    return api;
+  }
+
   public java.util.List<io.vertx.ext.web.Route> routes() {
     return router.getRoutes();
   }

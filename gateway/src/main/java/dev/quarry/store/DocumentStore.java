@@ -100,30 +100,6 @@ public final class DocumentStore {
         });
   }
 
-  /** Empty when the document does not exist for this tenant. */
-  public Future<Optional<List<DocItem>>> items(UUID tenantId, UUID documentId) {
-    Tuple key = Tuple.of(tenantId, documentId);
-    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(Sql.LIST_ITEMS).execute(key)
-        .compose(rows -> {
-          List<DocItem> items = new ArrayList<>(rows.size());
-          rows.forEach(r -> items.add(item(r)));
-          if (!items.isEmpty()) {
-            return Future.succeededFuture(Optional.of(items));
-          }
-          // No items: either an empty document or none at all for this tenant.
-          return conn.preparedQuery(Sql.DOCUMENT_EXISTS).execute(key)
-              .map(found -> found.size() > 0 ? Optional.of(items) : Optional.<List<DocItem>>empty());
-        }));
-  }
-
-  public Future<Optional<JsonObject>> toc(UUID tenantId, UUID documentId) {
-    return one(Sql.GET_TOC, tenantId, documentId, r -> r.getJsonObject("toc"));
-  }
-
-  public Future<Optional<String>> content(UUID tenantId, UUID documentId) {
-    return one(Sql.GET_CONTENT, tenantId, documentId, r -> r.getString("content"));
-  }
-
   /**
    * One chunk of a document, as a citation names it: {@code {chunk_id, document_id, item_range:
    * [start, end_exclusive], headings, page_numbers, doc_item_refs, labels, content}}. Empty when the

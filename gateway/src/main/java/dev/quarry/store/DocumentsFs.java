@@ -3,6 +3,8 @@ package dev.quarry.store;
 import dev.quarry.store.DocItem;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.file.AsyncFile;
+import io.vertx.core.file.OpenOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -23,6 +25,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -192,6 +195,73 @@ public final class DocumentsFs {
       Files.deleteIfExists(stateDir(tenantId).resolve(name));
       return tenantDir(tenantId);
     }, false));
+  }
+
+  /** One of a document's files, opened for reading, and its size. */
+  public record OpenedFile(AsyncFile file, long size) {}
+
+  /** Opens tried when a write of the document renamed its directory away between the check and the open. */
+  private static final int OPEN_TRIES = 3;
+
+  /**
+   * One of a document's files ({@link #FILES}) opened for reading, as of the version the database
+   * holds when asked (or a later one); empty when the tenant has no such document. This is what the
+   * API serves a document's items, text and table of contents from: the same bytes, rendered once a
+   * version, read as the client takes them, with no database connection held and nothing of the
+   * document in memory. A document this replica's copy lacks or holds at another version is written
+   * first, in turn with the tenant's other writes. The open file is a snapshot: a later version is
+   * renamed into place beside it, never written into it.
+   */
+  public Future<Optional<OpenedFile>> open(UUID tenantId, UUID documentId, String name) {
+    if (!FILES.contains(name)) {
+      throw new IllegalArgumentException("not a document file: " + name);
+    }
+    return open(tenantId, documentId, name, OPEN_TRIES);
+  }
+
+  private Future<Optional<OpenedFile>> open(UUID tenantId, UUID documentId, String name, int tries) {
+    return Database.inTenant(pool, tenantId,
+            conn -> conn.preparedQuery(Sql.DOCUMENT_VERSION).execute(Tuple.of(tenantId, documentId)))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.succeededFuture(Optional.<OpenedFile>empty());
+          }
+          String marker = marker(rows.iterator().next());
+          Path dir = tenantDir(tenantId).resolve(documentId.toString());
+          return vertx.executeBlocking(() -> current(tenantId, documentId, marker), false)
+              .compose(current -> current ? Future.succeededFuture(dir) : inTurn(tenantId,
+                  () -> vertx.executeBlocking(() -> current(tenantId, documentId, marker), false)
+                      .compose(now -> now ? Future.succeededFuture(dir)
+                          : materialise(tenantId, List.of(documentId)).map(dir))))
+              .compose(d -> vertx.fileSystem().open(d.resolve(name).toString(),
+                  new OpenOptions().setRead(true).setWrite(false).setCreate(false)))
+              .compose(file -> file.size().map(size -> new OpenedFile(file, size))
+                  .recover(e -> file.close().transform(closed -> Future.<OpenedFile>failedFuture(e))))
+              .map(Optional::of)
+              .recover(e -> renamedAway(e) && tries > 1 ? open(tenantId, documentId, name, tries - 1)
+                  : Future.failedFuture(e));
+        });
+  }
+
+  /** Whether a document's copy here is at {@code marker} (its directory may hold a later one, being written). */
+  private boolean current(UUID tenantId, UUID documentId, String marker) throws IOException {
+    Path docDir = tenantDir(tenantId).resolve(documentId.toString());
+    Known k = knownOf(tenantId).get(documentId);
+    FileTime modified = modified(docDir);
+    if (k != null && modified != null && k.marker().equals(marker) && modified.equals(k.modified())) {
+      return true;
+    }
+    return upToDate(docDir, stateDir(tenantId).resolve(documentId.toString()), marker);
+  }
+
+  /** A file not found: its directory was between two versions, or the document went meanwhile. */
+  private static boolean renamedAway(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.nio.file.NoSuchFileException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private Map<UUID, Known> knownOf(UUID tenantId) {

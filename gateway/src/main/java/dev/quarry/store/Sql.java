@@ -25,21 +25,13 @@ public final class Sql {
   /** Items and chunks go with it (ON DELETE CASCADE). */
   public static final String DELETE_DOCUMENT = "DELETE FROM documents WHERE tenant_id = $1 AND id = $2";
 
-  public static final String DOCUMENT_EXISTS =
-      "SELECT 1 FROM documents WHERE tenant_id = $1 AND id = $2";
-
-  public static final String LIST_ITEMS = "SELECT position, self_ref, label, text, page_numbers,"
-      + " heading_level, tree_depth FROM items WHERE tenant_id = $1 AND document_id = $2"
-      + " ORDER BY position";
-
-  public static final String GET_TOC = "SELECT toc FROM documents WHERE tenant_id = $1 AND id = $2";
+  /** What tells whether the /documents copy of a document is current: its version marker. */
+  public static final String DOCUMENT_VERSION =
+      "SELECT version, content_hash FROM documents WHERE tenant_id = $1 AND id = $2";
 
   /** One chunk of one document: the items it came from ({@code item_start} to {@code item_end}, exclusive). */
   public static final String GET_CHUNK = "SELECT id, item_start, item_end, headings, page_numbers, doc_item_refs,"
       + " labels, content FROM chunks WHERE tenant_id = $1 AND document_id = $2 AND id = $3";
-
-  public static final String GET_CONTENT =
-      "SELECT content FROM documents WHERE tenant_id = $1 AND id = $2";
 
   /** What the /documents filesystem needs to decide which directories are stale. */
   public static final String LIST_DOCUMENT_VERSIONS = "SELECT id, version, content_hash, item_count"

@@ -248,6 +248,11 @@ public final class TestGateway implements AutoCloseable {
   }
 
   /** Files left in the uploads directory: there should never be any once a request has ended. */
+  /** The answers this gateway is writing as their clients take them. */
+  ResponseStreams streams() {
+    return gateway.api().streams();
+  }
+
   public long leftoverUploads() {
     Path uploads = ApiRoutes.uploadsDir(config);
     if (!Files.isDirectory(uploads)) {

@@ -40,6 +40,22 @@ class DocumentStoreTest {
     ingest = new IngestService(vertx, pool, embedder(), fs, db.config());
   }
 
+  /** A document's file as the API serves it ({@link DocumentsFs#open}), read whole; empty when there is none. */
+  private static java.util.Optional<String> read(UUID tenant, UUID id, String file) throws Exception {
+    var opened = await(fs.open(tenant, id, file));
+    if (opened.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    var f = opened.get().file();
+    io.vertx.core.buffer.Buffer all = io.vertx.core.buffer.Buffer.buffer();
+    io.vertx.core.Promise<Void> read = io.vertx.core.Promise.promise();
+    f.exceptionHandler(read::tryFail);
+    f.endHandler(v -> read.tryComplete());
+    f.handler(all::appendBuffer);
+    await(read.future().eventually(f::close));
+    return java.util.Optional.of(all.toString(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
   @Test
   @DisplayName("lists, gets and reads a tenant's documents, oldest first")
   void reads() throws Exception {
@@ -58,10 +74,12 @@ class DocumentStoreTest {
     assertThat(sb.version()).isEqualTo(1);
     assertThat(sb.contentHash()).hasSize(64);
 
-    List<DocItem> items = await(store.items(tenant, b.documentId())).orElseThrow();
-    assertThat(items).extracting(DocItem::text).containsExactly("Beta doc", "Second.", "Third.");
-    assertThat(await(store.content(tenant, b.documentId()))).contains("Beta doc\n\nSecond.\n\nThird.");
-    assertThat(await(store.toc(tenant, b.documentId())).orElseThrow().getJsonArray("tree")).isEmpty();
+    List<String> items = read(tenant, b.documentId(), "items.jsonl").orElseThrow().lines().toList();
+    assertThat(items).extracting(line -> new io.vertx.core.json.JsonObject(line).getString("text"))
+        .containsExactly("Beta doc", "Second.", "Third.");
+    assertThat(read(tenant, b.documentId(), "content.txt")).contains("Beta doc\n\nSecond.\n\nThird.");
+    assertThat(new io.vertx.core.json.JsonObject(read(tenant, b.documentId(), "toc.json").orElseThrow())
+        .getJsonArray("tree")).isEmpty();
   }
 
   @Test
@@ -75,9 +93,9 @@ class DocumentStoreTest {
 
     assertThat(await(store.list(other))).isEmpty();
     assertThat(await(store.get(other, id))).isEmpty();
-    assertThat(await(store.items(other, id))).isEmpty();
-    assertThat(await(store.toc(other, id))).isEmpty();
-    assertThat(await(store.content(other, id))).isEmpty();
+    for (String file : DocumentsFs.FILES) {
+      assertThat(await(fs.open(other, id, file))).as(file).isEmpty();
+    }
     assertThat(await(store.delete(other, id))).isFalse();
     assertThat(await(store.get(owner, id))).isPresent();
   }
@@ -94,7 +112,7 @@ class DocumentStoreTest {
     assertThat(await(store.delete(tenant, doc.documentId()))).isTrue();
 
     assertThat(await(store.get(tenant, doc.documentId()))).isEmpty();
-    assertThat(await(store.items(tenant, doc.documentId()))).isEmpty();
+    assertThat(await(fs.open(tenant, doc.documentId(), "items.jsonl"))).isEmpty();
     assertThat(count(db, "items", tenant)).isZero();
     assertThat(count(db, "chunks", tenant)).isZero();
     assertThat(dir).doesNotExist();

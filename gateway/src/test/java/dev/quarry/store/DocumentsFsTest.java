@@ -330,9 +330,27 @@ class DocumentsFsTest {
       Path docDir = dir.resolve(d.id().toString());
       assertThat(Files.readString(docDir.resolve("content.txt"))).isEqualTo(d.title());
       assertThat(Files.readString(docDir.resolve("items.jsonl")))
-          .isEqualTo(DocumentsFs.itemsJsonl(await(store.items(tenant, d.id())).orElseThrow()));
+          .isEqualTo(DocumentsFs.itemsJsonl(itemsInDatabase(tenant, d.id())));
       assertThat(Files.readAllLines(docDir.resolve("items.jsonl"))).hasSize(d.itemCount());
     }
+  }
+
+  /** A document's items as its rows hold them, read straight from the database. */
+  private static List<DocItem> itemsInDatabase(UUID tenant, UUID id) throws Exception {
+    List<DocItem> items = new ArrayList<>();
+    try (java.sql.Connection c = db.jdbc(); java.sql.PreparedStatement s = c.prepareStatement(
+        "SELECT position, self_ref, label, text, page_numbers, heading_level, tree_depth FROM items"
+            + " WHERE tenant_id = ? AND document_id = ? ORDER BY position")) {
+      s.setObject(1, tenant);
+      s.setObject(2, id);
+      try (java.sql.ResultSet r = s.executeQuery()) {
+        while (r.next()) {
+          items.add(new DocItem(r.getInt(1), r.getString(2), r.getString(3), r.getString(4),
+              List.of((Integer[]) r.getArray(5).getArray()), r.getInt(6), r.getInt(7)));
+        }
+      }
+    }
+    return items;
   }
 
   @Test
