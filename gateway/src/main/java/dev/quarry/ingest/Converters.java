@@ -71,10 +71,18 @@ public final class Converters {
    */
   public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes,
       IngestBudget budget) throws IngestException {
-    TextHygiene.Result clean = TextHygiene.apply(fileName, convertGuarded(type, fileName, bytes, budget));
-    ConvertedDocument bounded = ItemBounds.apply(fileName, clean.document(), bytes.length);
-    return bounded == clean.document() ? clean : new TextHygiene.Result(bounded,
-        clean.undecodableChars(), clean.droppedItems(), clean.undecodableByPage());
+    ConvertedDocument converted = convertGuarded(type, fileName, bytes, budget);
+    try {
+      TextHygiene.Result clean = TextHygiene.apply(fileName, converted);
+      ConvertedDocument bounded = ItemBounds.apply(fileName, clean.document(), bytes.length);
+      return bounded == clean.document() ? clean : new TextHygiene.Result(bounded,
+          clean.undecodableChars(), clean.droppedItems(), clean.undecodableByPage());
+    } catch (StackOverflowError e) {
+      throw new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be stored", e);
+    } catch (OutOfMemoryError e) {
+      throw new IngestException(Reason.TOO_LARGE, fileName, "needs more memory to store than the gateway has"
+          + " for one document", e);
+    }
   }
 
   /** Whether each format still converts here (see {@link ConverterHealth}). */
@@ -98,12 +106,19 @@ public final class Converters {
       throw unavailable(type, fileName, broken, null);
     }
     try {
-      return converter(type).convert(fileName, bytes, budget);
+      ConvertedDocument doc = converter(type).convert(fileName, bytes, budget);
+      if (budget.tripped() != null) {
+        throw budget.tripped();
+      }
+      return doc;
     } catch (IngestBudget.Exceeded e) {
       throw e.refusal();
     } catch (StackOverflowError e) {
-      throw new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be read as "
+      IngestException refusal = new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be read as "
           + type.wireName(), e);
+      // A class being initialised when the stack ran out is as unusable as one that ran out of memory.
+      health.check(this, type);
+      throw refusal;
     } catch (OutOfMemoryError e) {
       IngestException refusal = new IngestException(Reason.TOO_LARGE, fileName, "needs more memory to convert (as "
           + type.wireName() + ") than the gateway has for one document", e);

@@ -24,8 +24,9 @@ import java.util.zip.ZipOutputStream;
  *       it is over {@link #RATIO_FROM_BYTES}; any other part (images: EMF and BMP compress 40:1
  *       or more and are harmless) has an absolute cap instead, {@link #MAX_BINARY_PART_BYTES};
  *       and the whole package at most {@link #MAX_TOTAL_BYTES} expanded;
- *   <li>what POI will build of the XML, charged to the conversion's budget before POI opens it:
- *       {@link #ELEMENT_BYTES} an element (POI and XMLBeans held 140 to 405 bytes an element,
+ *   <li>what POI will hold, charged to the conversion's budget before POI opens it: every part
+ *       inflated (POI reads them all into memory), and its model of the XML, {@link
+ *       #ELEMENT_BYTES} an element (POI and XMLBeans held 140 to 405 bytes an element,
  *       measured on 4 MB of each of seven shapes, an empty paragraph the most) and two bytes a
  *       character; and no XML nested deeper than {@link IngestBudget#MAX_NESTING} elements (POI
  *       recurses into nested tables, and so do the body's walks);
@@ -89,8 +90,9 @@ final class DocxPackage {
     } catch (IOException e) {
       throw new IngestException(Reason.CORRUPT, fileName, "not a readable DOCX file: " + e.getMessage(), e);
     }
-    budget.memory(ELEMENT_BYTES * shape.elements + 2 * xmlBytes, "the DOCX's XML (" + shape.elements
-        + " elements, " + xmlBytes + " bytes)");
+    // POI holds every part inflated (its zip source reads them all), then its model of the XML.
+    budget.memory(total + 2 * xmlBytes + ELEMENT_BYTES * shape.elements, "the DOCX's parts (" + total
+        + " bytes inflated, " + shape.elements + " XML elements)");
     if (strict) {
       budget.memory(4L * bytes.length + 2 * xmlBytes, "the DOCX rewritten from Strict Open XML");
       return transitional(fileName, bytes);
@@ -140,7 +142,9 @@ final class DocxPackage {
             } else {
               state = 2;
               elements++;
-              budget.nesting(++depth, "XML elements in elements in " + part);
+              if (++depth > IngestBudget.MAX_NESTING) {
+                budget.nesting(depth, "XML elements in elements in " + part);
+              }
             }
           }
           case 2 -> {

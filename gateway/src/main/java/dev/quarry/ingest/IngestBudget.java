@@ -75,6 +75,8 @@ public final class IngestBudget {
   private final long allocatedAtStart;
 
   private long memory;
+  /** The first refusal this budget made: a library that catches it and goes on does not undo it. */
+  private IngestException tripped;
   private long cells;
   private long chars;
   private long items;
@@ -116,6 +118,27 @@ public final class IngestBudget {
 
   public String fileName() {
     return fileName;
+  }
+
+  public long sourceBytes() {
+    return sourceBytes;
+  }
+
+  /**
+   * The first refusal this budget made, or null. A parser that catches what it calls into (PDFBox
+   * skips a font it cannot load) may swallow the refusal and go on; the conversion is refused at
+   * its end all the same.
+   */
+  public IngestException tripped() {
+    return tripped;
+  }
+
+  /** Records {@code refusal} as this budget's (the first one stays). */
+  Exceeded trip(IngestException refusal) {
+    if (tripped == null) {
+      tripped = refusal;
+    }
+    return new Exceeded(refusal);
   }
 
   /** The most cells one table of this source may have, padding included. */
@@ -208,7 +231,7 @@ public final class IngestBudget {
   /** Refuses nesting deeper than {@link #MAX_NESTING} levels at {@code what}. */
   void nesting(int depth, String what) {
     if (depth > MAX_NESTING) {
-      throw new Exceeded(new IngestException(Reason.MALFORMED, fileName, "is nested deeper than "
+      throw trip(new IngestException(Reason.MALFORMED, fileName, "is nested deeper than "
           + MAX_NESTING + " levels (" + what + ")"));
     }
   }
@@ -233,7 +256,7 @@ public final class IngestBudget {
   }
 
   private Exceeded exceeded(String detail) {
-    return new Exceeded(new IngestException(Reason.TOO_LARGE, fileName, detail));
+    return trip(new IngestException(Reason.TOO_LARGE, fileName, detail));
   }
 
   private long allocatedNow() {

@@ -249,6 +249,9 @@ public final class IngestService {
         // Past the conversion (which has its own guard): chunks, vectors, rows of a document at its bounds.
         throw new IngestException(IngestException.Reason.TOO_LARGE, fileName,
             "needs more memory to store than the gateway has for one document", e);
+      } catch (StackOverflowError e) {
+        throw new IngestException(IngestException.Reason.MALFORMED, fileName,
+            "is nested too deeply to be stored", e);
       }
     }, false);
   }

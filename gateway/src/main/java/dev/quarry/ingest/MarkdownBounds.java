@@ -5,9 +5,10 @@ package dev.quarry.ingest;
  * builds all of it in one call with nothing to charge on the way:
  *
  * <ul>
- *   <li>its syntax tree: a node costs 50 to 90 bytes (measured on a megabyte of each of a dozen
- *       shapes: lines, list items, emphasis, links, code spans, table cells, tags), and each line
- *       break or inline marker can start one;
+ *   <li>its syntax tree: a node costs 40 to 160 bytes and a megabyte of source held 10 to 64 MB
+ *       (measured on a megabyte of each of 25 shapes: lines, quotes nested a million deep, list
+ *       items, numbered items, emphasis, links, reference definitions, code spans, fences, table
+ *       cells, tags, breaks, headings), and each line break or marker can start one;
  *   <li>each GFM table: commonmark pads every row to the header's width in its tree (a row holding
  *       one cell under a 60,000-column header is 60,000 cells), so a table's width times its rows is
  *       checked against the conversion's per-table limit first, counting every line up to the next
@@ -15,8 +16,8 @@ package dev.quarry.ingest;
  * </ul>
  */
 final class MarkdownBounds {
-  /** What one node of commonmark's tree may cost, with room over the 90 bytes measured. */
-  static final int NODE_BYTES = 120;
+  /** What one node of commonmark's tree may cost, counted per line break or marker. */
+  static final int NODE_BYTES = 130;
   /** Bytes per character besides the nodes: the source and the nodes' literals. */
   static final int BYTES_PER_CHAR = 4;
 
@@ -26,12 +27,34 @@ final class MarkdownBounds {
     long marks = 0;
     for (int i = 0; i < source.length(); i++) {
       switch (source.charAt(i)) {
-        case '\n', '*', '_', '`', '[', ']', '<', '&', '!', '\\', '|', '~' -> marks++;
+        case '\n', '*', '_', '`', '[', ']', '<', '&', '!', '\\', '|', '~', '>', '-', '+', '#', '.', ')' -> marks++;
         default -> { }
       }
     }
     budget.memory(NODE_BYTES * marks + (long) BYTES_PER_CHAR * source.length(), "the Markdown's syntax tree");
     tables(source, budget);
+    emphasis(source, budget);
+  }
+
+  /**
+   * Refuses a run of emphasis delimiters long enough to nest emphasis deeper than {@link
+   * IngestBudget#MAX_NESTING} levels: commonmark merges the text of nested emphasis by recursion, so
+   * 100,000 asterisks each side of a word overflow its stack. (Nesting built another way still ends
+   * in a stack overflow, which is refused as malformed too, only less precisely named.)
+   */
+  private static void emphasis(String source, IngestBudget budget) {
+    int run = 0;
+    for (int i = 0; i < source.length(); i++) {
+      char c = source.charAt(i);
+      if (c == '*' || c == '_') {
+        if (++run > 2 * IngestBudget.MAX_NESTING) {
+          budget.nesting((run + 1) / 2, "a run of " + run + " emphasis marks or more, each able to open emphasis"
+              + " inside the last");
+        }
+      } else {
+        run = 0;
+      }
+    }
   }
 
   /** Checks each table's header width times its rows, before commonmark pads them. */

@@ -46,7 +46,8 @@ public final class MarkdownConverter implements Converter {
     } catch (StackOverflowError e) {
       // The parser recurses over nested markup; a hostile input can nest deeper than any stack.
       throw new IngestException(IngestException.Reason.MALFORMED, fileName,
-          "markup nested too deeply to parse");
+          "is nested deeper than the Markdown parser can follow (inline markup in inline markup; the limit"
+          + " is " + IngestBudget.MAX_NESTING + " levels)");
     }
     return new ConvertedDocument(out.title(fileName), SourceType.MARKDOWN, out.items());
   }

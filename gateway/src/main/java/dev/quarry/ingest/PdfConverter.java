@@ -72,6 +72,14 @@ public final class PdfConverter implements Converter {
   @Override
   public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
       throws IngestException {
+    // Every stream PDFBox decodes for this conversion is counted against its budget.
+    try (PdfStreams.Binding bound = PdfStreams.bind(budget)) {
+      return convertBounded(fileName, bytes, budget);
+    }
+  }
+
+  private ConvertedDocument convertBounded(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     if (!startsWithPdfHeader(bytes)) {
       throw new IngestException(IngestException.Reason.CORRUPT, fileName,
           "not a PDF file (no %PDF header)");

@@ -69,6 +69,9 @@ final class PdfPageReader {
   record Page(int number, float width, float height, List<Glyph> glyphs, List<Ruling> rulings,
       List<PdfRect> images, int undecodable) {}
 
+  /** The operator that begins an inline image (its data follows in the content stream). */
+  private static final String INLINE_IMAGE = "BI";
+
   private PdfPageReader() {}
 
   /**
@@ -227,6 +230,9 @@ final class PdfPageReader {
     @Override
     protected void processOperator(Operator operator, List<COSBase> operands) throws IOException {
       budget.tick();
+      if (INLINE_IMAGE.equals(operator.getName())) {
+        return; // text only: an inline image's data is not decoded
+      }
       super.processOperator(operator, operands);
     }
 
@@ -308,6 +314,14 @@ final class PdfPageReader {
     @Override
     protected void processOperator(Operator operator, List<COSBase> operands) throws IOException {
       budget.tick();
+      if (INLINE_IMAGE.equals(operator.getName())) {
+        // Where the image goes is the current transformation's unit square; PDFBox would decode
+        // its data whole first (without a bound), which layout never needs.
+        if (operator.getImageData() != null && operator.getImageData().length > 0) {
+          imageAt();
+        }
+        return;
+      }
       super.processOperator(operator, operands);
     }
 
@@ -330,6 +344,11 @@ final class PdfPageReader {
 
     @Override
     public void drawImage(PDImage image) {
+      imageAt();
+    }
+
+    /** Keeps the box the current transformation maps the unit square to, as far as it is visible. */
+    private void imageAt() {
       if (images.size() >= MAX_IMAGES_PER_PAGE) {
         return;
       }

@@ -219,6 +219,62 @@ final class TableGrid {
     return sb.toString();
   }
 
+  /**
+   * Whether {@code line} is a Markdown table's rule, the line under its header: cells of at least
+   * {@code minDashes} dashes (a colon either side for alignment, spaces around) between pipes, with
+   * a pipe at each end when {@code piped}. A scan, not a regular expression: the expressions this
+   * replaces recursed once a column, and the rule of a table thousands of columns wide overflowed
+   * the stack where nothing caught it (a 500 on the ingest).
+   */
+  static boolean isRule(String line, int minDashes, boolean piped) {
+    int n = line.length();
+    int i = 0;
+    boolean leading = n > 0 && line.charAt(0) == '|';
+    if (piped && !leading) {
+      return false;
+    }
+    if (leading) {
+      i++;
+    }
+    while (true) {
+      while (i < n && isSpace(line.charAt(i))) {
+        i++;
+      }
+      if (i < n && line.charAt(i) == ':') {
+        i++;
+      }
+      int dashes = 0;
+      while (i < n && line.charAt(i) == '-') {
+        dashes++;
+        i++;
+      }
+      if (dashes < minDashes) {
+        return false;
+      }
+      if (i < n && line.charAt(i) == ':') {
+        i++;
+      }
+      while (i < n && isSpace(line.charAt(i))) {
+        i++;
+      }
+      if (i == n) {
+        return !piped;
+      }
+      if (line.charAt(i) != '|') {
+        return false;
+      }
+      i++;
+      if (i == n) {
+        return true;
+      }
+    }
+  }
+
+  /** What a regular expression's {@code \s} is. */
+  private static boolean isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r';
+  }
+
   private static long renderedLength(String cell) {
     if (cell == null) {
       return 0;
