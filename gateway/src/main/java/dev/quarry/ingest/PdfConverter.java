@@ -75,6 +75,12 @@ public final class PdfConverter implements Converter {
     // Every stream PDFBox decodes for this conversion is counted against its budget.
     try (PdfStreams.Binding bound = PdfStreams.bind(budget)) {
       return convertBounded(fileName, bytes, budget);
+    } finally {
+      // PDFBox keeps every name it ever parsed in a static map, for the life of the process: a PDF
+      // of a million distinct names would leave them all on the heap after its ingest, and the
+      // next such PDF as many more. Names compare by their bytes, so dropping the map is safe for
+      // conversions still running (its own predefined names stay).
+      org.apache.pdfbox.cos.COSName.clearResources();
     }
   }
 

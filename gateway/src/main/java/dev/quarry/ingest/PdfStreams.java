@@ -38,6 +38,8 @@ final class PdfStreams {
   static final long FREE_STREAM_BYTES = 16L << 20;
   /** What one stream may decode to per byte of its PDF, past {@link #FREE_STREAM_BYTES}. */
   static final int STREAM_BYTES_PER_SOURCE_BYTE = 16;
+  /** What a byte of an object stream costs once PDFBox has parsed its objects. */
+  static final int OBJECT_STREAM_RATE = 16;
   /** Charged to the budget in steps of this many decoded bytes. */
   private static final int CHARGE_STEP = 64 * 1024;
 
@@ -105,13 +107,13 @@ final class PdfStreams {
     @Override
     public DecodeResult decode(InputStream encoded, OutputStream decoded, COSDictionary parameters, int index)
         throws IOException {
-      return filter.decode(encoded, new Counting(decoded, name), parameters, index);
+      return filter.decode(encoded, new Counting(decoded, name, parameters), parameters, index);
     }
 
     @Override
     public DecodeResult decode(InputStream encoded, OutputStream decoded, COSDictionary parameters, int index,
         DecodeOptions options) throws IOException {
-      return filter.decode(encoded, new Counting(decoded, name), parameters, index, options);
+      return filter.decode(encoded, new Counting(decoded, name, parameters), parameters, index, options);
     }
 
     @Override
@@ -125,12 +127,16 @@ final class PdfStreams {
     private final COSName filter;
     private final IngestBudget budget;
     private final long max;
+    private final int rate;
     private long written;
     private long charged;
 
-    Counting(OutputStream out, COSName filter) {
+    Counting(OutputStream out, COSName filter, COSDictionary stream) {
       super(out);
       this.filter = filter;
+      // PDFBox parses every object of an object stream it decodes: a dictionary entry of eight
+      // bytes becomes a map entry and a name of about 150.
+      this.rate = stream != null && COSName.OBJ_STM.equals(stream.getCOSName(COSName.TYPE)) ? OBJECT_STREAM_RATE : 1;
       this.budget = BUDGET.get();
       this.max = budget == null ? FREE_STREAM_BYTES : maxStreamBytes(budget.sourceBytes());
     }
@@ -159,7 +165,7 @@ final class PdfStreams {
         throw budget == null ? new IngestBudget.Exceeded(refusal) : budget.trip(refusal);
       }
       if (budget != null && written - charged >= CHARGE_STEP) {
-        budget.memory(written - charged, "the PDF's decoded streams");
+        budget.memory(rate * (written - charged), "the PDF's decoded streams");
         charged = written;
       }
     }

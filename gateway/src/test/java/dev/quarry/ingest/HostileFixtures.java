@@ -59,6 +59,7 @@ public final class HostileFixtures {
         new Fixture("form.pdf", "PDF form XObject inflating to 600 MB", pdfForm(600L << 20)),
         new Fixture("inline.pdf", "PDF inline image inflating to 600 MB", pdfInlineImage(600L << 20)),
         new Fixture("glyphs.pdf", "PDF of 2,000 pages drawing one stream of 40,000 glyphs", pdfGlyphFlood(2_000, 40_000)),
+        new Fixture("names.pdf", "PDF naming 200,000 distinct marked-content tags", pdfNames(200_000)),
     }) {
       m.put(f.name(), f);
     }
@@ -292,6 +293,22 @@ public final class HostileFixtures {
     latin1(c, " EI Q\n");
     byte[] content = c.toByteArray();
     o.put(5, "<< /Length " + content.length + " >>");
+    return pdf(o, Map.of(5, content));
+  }
+
+  /**
+   * A page whose content stream names {@code names} distinct marked-content tags: PDFBox keeps
+   * every name it parses in a static map, for the life of the process.
+   */
+  static byte[] pdfNames(int names) {
+    TreeMap<Integer, String> o = onePage("<< /Font << /F1 4 0 R >> >>");
+    o.put(4, HELVETICA);
+    StringBuilder s = new StringBuilder(TEXT);
+    for (int i = 0; i < names; i++) {
+      s.append("/Q").append(Integer.toString(i + 1_000_000, 36)).append(" BMC EMC\n");
+    }
+    byte[] content = deflate(s.toString().getBytes(StandardCharsets.ISO_8859_1), s.length());
+    o.put(5, "<< /Length " + content.length + " /Filter /FlateDecode >>");
     return pdf(o, Map.of(5, content));
   }
 
