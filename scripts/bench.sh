@@ -50,6 +50,18 @@ if [[ -n "${QUARRY_CONVERSION_BASELINE_REF:-}" && " ${which[*]} " =~ " conversio
     -sourcepath "$conversion_tree/gateway/src/main/java" "$conversion_tree"/gateway/src/main/java/dev/quarry/ingest/Pdf*.java
   BENCH_JAVA_OPTS="${BENCH_JAVA_OPTS:-} -Dbench.conversion.baseline=$conversion_tree/classes -Dbench.conversion.baseline.ref=$QUARRY_CONVERSION_BASELINE_REF"
 fi
+# QUARRY_INGEST_MEMORY_BASELINE_REF=<commit>: ingest-memory also runs its probes against that commit's gateway
+# (its main sources compiled apart), file by file in turns, in the same run.
+if [[ -n "${QUARRY_INGEST_MEMORY_BASELINE_REF:-}" && ( " ${which[*]} " =~ " ingest-memory " || " ${which[*]} " =~ " all " ) ]]; then
+  memory_tree=$(mktemp -d)
+  git archive "$QUARRY_INGEST_MEMORY_BASELINE_REF" gateway/src/main | tar -x -C "$memory_tree"
+  mkdir -p "$memory_tree/classes"
+  find "$memory_tree/gateway/src/main/java" -name '*.java' > "$memory_tree/sources.txt"
+  javac -nowarn -proc:none -d "$memory_tree/classes" \
+    -cp "proto/target/classes:$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/dev/quarry/' | paste -sd: -)" @"$memory_tree/sources.txt"
+  cp -r "$memory_tree/gateway/src/main/resources/." "$memory_tree/classes/"
+  BENCH_JAVA_OPTS="${BENCH_JAVA_OPTS:-} -Dbench.ingestmemory.baseline=$memory_tree/classes -Dbench.ingestmemory.baseline.ref=$QUARRY_INGEST_MEMORY_BASELINE_REF"
+fi
 # This checkout's own modules, not the copies in ~/.m2: those are whatever the last `mvn install` of
 # any checkout on the machine put there, and may be rewritten while the bench runs.
 deps=$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/dev/quarry/' | paste -sd: -)

@@ -8,14 +8,14 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|sandbox|tenants|analyses|soak|cluster|embeddings|all]...}: runs the named benchmarks, prints
+ * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|ingest-memory|sandbox|tenants|analyses|soak|cluster|embeddings|all]...}: runs the named benchmarks, prints
  * their figures and writes each one's section of BENCHMARKS.md at the repository root.
  * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run). {@code soak}
  * (about five and a half minutes, {@code QUARRY_SOAK_SECONDS}) is not part of {@code all}: it restarts
  * a PostgreSQL cluster of its own and kills containers, so it runs only when named.
  */
 public final class BenchMain {
-  private static final List<String> ALL = List.of("retrieval", "long-queries", "conversion", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces");
+  private static final List<String> ALL = List.of("retrieval", "long-queries", "conversion", "models", "latency", "ingest", "ingest-memory", "documents", "sandbox", "tenants", "analyses", "surfaces");
 
   private BenchMain() {}
 
@@ -32,9 +32,9 @@ public final class BenchMain {
           which.add("conversion");
           which.add("conversion-filings");
         }
-        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "cluster", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "ingest-memory", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "cluster", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
-          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, long-queries, filings, conversion, conversion-filings, models, latency, ingest, sandbox, tenants, analyses, surfaces, soak, cluster,"
+          System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, long-queries, filings, conversion, conversion-filings, models, latency, ingest, ingest-memory, sandbox, tenants, analyses, surfaces, soak, cluster,"
               + " embeddings, all");
           System.exit(2);
         }
@@ -61,6 +61,7 @@ public final class BenchMain {
           case "models" -> { title = "Embedding model choice"; body = new ModelBench(paths).run(); }
           case "latency" -> { title = "Search latency"; body = new LatencyBench(paths, model).run(); }
           case "ingest" -> { title = "Ingestion throughput"; body = new IngestBench(paths, model).run(); }
+          case "ingest-memory" -> { title = "Ingest memory"; body = new IngestMemoryBench(paths).run(); }
           case "documents" -> { title = "The /documents tree of a large tenant"; body = new DocumentsFsBench().run(); }
           case "sandbox" -> { title = "Sandboxes"; body = new SandboxBench(paths, model).run(); }
           case "tenants" -> { title = "Tenant isolation under load"; body = new NoisyNeighbourBench().run(); }

@@ -138,7 +138,7 @@ final class ErrorMapping {
       case UNSUPPORTED_TYPE -> 415;
       case TOO_LARGE -> 413;
       case FIELD_TOO_LONG -> 400;
-      case SHUTTING_DOWN -> 503;
+      case SHUTTING_DOWN, CONVERTER_UNAVAILABLE -> 503;
       case EMPTY, MALFORMED, CORRUPT, ENCRYPTED, INVALID_ENCODING, ARCHIVE_BOMB, NO_TEXT_EXTRACTED -> 422;
     };
     return new ApiError(status, e.reason().name().toLowerCase(java.util.Locale.ROOT), e.getMessage());

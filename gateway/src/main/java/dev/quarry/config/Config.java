@@ -34,7 +34,8 @@ public record Config(
     int sseHeartbeatSeconds,
     int searchMemoryMb,
     int httpIdleSeconds,
-    int maxConnections) {
+    int maxConnections,
+    IngestSettings ingest) {
 
   /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
   public static final String DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5-q";
@@ -83,7 +84,8 @@ public record Config(
         s.integer("QUARRY_SSE_HEARTBEAT_SECONDS", 15, 1, 300),
         s.integer("QUARRY_SEARCH_MEMORY_MB", 1024, 0, 1_048_576),
         s.integer("QUARRY_HTTP_IDLE_SECONDS", 60, 1, 3600),
-        s.integer("QUARRY_MAX_CONNECTIONS", 4096, 1, 1_000_000));
+        s.integer("QUARRY_MAX_CONNECTIONS", 4096, 1, 1_000_000),
+        IngestSettings.read(s));
   }
 
   /** The same settings with another idle limit of connections (tests of idle connections use a short one). */
@@ -111,6 +113,11 @@ public record Config(
 
   public Config withMaxUploadBytes(long bytes) {
     return Records.with(this, "maxUploadBytes", bytes);
+  }
+
+  /** The same settings with other memory limits for ingestion. */
+  public Config withIngest(IngestSettings settings) {
+    return Records.with(this, "ingest", settings);
   }
 
   public Config withTenancy(TenancySettings settings) {

@@ -188,10 +188,15 @@ public final class Gateway extends VerticleBase {
           // before the sandboxes go.
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
           lifecycle.onShutdown("analyses", analyses::close);
+          // An ingest under way when a drain starts gets the drain's grace to finish, like an analysis.
+          IngestService ingest = new IngestService(vertx, pool, embedder, documentsFs, config, metrics)
+              .trackWith(cancel -> lifecycle.begin("ingest", reason -> cancel.run())::close);
+          addConverterCheck(ingest);
+          // Each format converts a sample before the gateway serves: the converters' libraries are
+          // initialised while the heap is empty, not inside the first (perhaps hostile) upload.
+          Future<Void> converted = ingest.checkConverters();
           ApiRoutes routes = new ApiRoutes(vertx, config,
-              // An ingest under way when a drain starts gets the drain's grace to finish, like an analysis.
-              new IngestService(vertx, pool, embedder, documentsFs, config, metrics)
-                  .trackWith(cancel -> lifecycle.begin("ingest", reason -> cancel.run())::close),
+              ingest,
               documents,
               search, tenants, quotas, documentsFs,
               sandboxes, callbacks)
@@ -230,7 +235,7 @@ public final class Gateway extends VerticleBase {
           // closed once the index is there, so that after start-up the owner only ever migrated.
           Pool owner = Database.ownerPool(vertx, config);
           Future<Void> indexed = search.prepare(owner).eventually(owner::close);
-          return Future.join(indexed, reaped, mounts, cluster.start())
+          return Future.join(indexed, reaped, mounts, converted, cluster.start())
               .compose(v -> metricsConnections.server(vertx, metricsRouter).listen(ops.metricsPort())
                   .recover(e -> Future.failedFuture(new IllegalStateException("cannot serve /metrics on port "
                       + ops.metricsPort() + " (QUARRY_METRICS_PORT): " + e.getMessage(), e))))
@@ -324,6 +329,24 @@ public final class Gateway extends VerticleBase {
     readiness.add("sandboxes", () -> sandboxes.health().check());
     readiness.info("schema_version", () -> schemaVersion);
     readiness.info("reembedding", () -> reembeddingJson(reembedder.status()));
+  }
+
+  /**
+   * Every format converts on this gateway: a converter left unusable (a library whose initialiser
+   * failed, say for want of memory) makes the gateway unready, naming the format, instead of
+   * answering each of its uploads with an error. Beside it, the ingests' memory: what they hold
+   * and how many wait for it.
+   */
+  private void addConverterCheck(IngestService ingest) {
+    readiness.add("converters", () -> {
+      String problem = ingest.converterProblem();
+      return problem == null ? Future.succeededFuture("every format converts its sample")
+          : Future.failedFuture(new IllegalStateException(problem));
+    });
+    readiness.info("ingest_memory", () -> new io.vertx.core.json.JsonObject()
+        .put("capacity_mb", ingest.memory().capacity() >> 20)
+        .put("reserved_mb", ingest.memory().reserved() >> 20)
+        .put("waiting", ingest.memory().waiting()));
   }
 
   /**

@@ -108,8 +108,6 @@ public record Chunk(
     return (space > max / 2 ? text.substring(0, space) : text.substring(0, end)).strip() + "…";
   }
 
-  private static final java.util.regex.Pattern TABLE_RULE =
-      java.util.regex.Pattern.compile("\\|(\\s*:?-+:?\\s*\\|)+");
   /** What a figure cell is made of: digits and what surrounds them ("$ (1,234.5)", "12 %", "—"). */
   private static final java.util.regex.Pattern FIGURE_CHARS =
       java.util.regex.Pattern.compile("[\\s$€£¥()\\[\\]\\-—–−.,%\\d]+");
@@ -140,11 +138,11 @@ public record Chunk(
         out.append(line).append('\n');
         continue;
       }
-      if (TABLE_RULE.matcher(t).matches()) {
+      if (TableGrid.isRule(t, 1, true)) {
         continue;
       }
       // The header row (the one above the rule) keeps its years: they are the periods.
-      boolean header = i + 1 < lines.length && TABLE_RULE.matcher(lines[i + 1].strip()).matches();
+      boolean header = i + 1 < lines.length && TableGrid.isRule(lines[i + 1].strip(), 1, true);
       StringBuilder row = new StringBuilder();
       for (String cell : t.substring(1, t.length() - 1).split("\\|", -1)) {
         String c = cell.strip();

@@ -156,7 +156,7 @@ public final class Chunker {
         return;
       }
       List<String> lines = item.text().lines().toList();
-      int headerLines = lines.size() > 1 && lines.get(1).matches("\\|(\\s*:?-+:?\\s*\\|)+") ? 2 : 1;
+      int headerLines = lines.size() > 1 && TableGrid.isRule(lines.get(1), 1, true) ? 2 : 1;
       String header = String.join("\n", lines.subList(0, Math.min(headerLines, lines.size())));
       StringBuilder piece = new StringBuilder(header);
       boolean hasRows = false;

@@ -261,7 +261,7 @@ public record ConversionReport(
         referenceTableShapes, labelConfusions);
   }
 
-  /** "rows×cols" of a Markdown table as MarkdownTable renders it (separator line excluded). */
+  /** "rows×cols" of a Markdown table as TableGrid renders it (separator line excluded). */
   public static String tableShape(String markdown) {
     String[] lines = markdown.split("\n");
     int cols = lines[0].split("(?<!\\\\)\\|", -1).length - 2;

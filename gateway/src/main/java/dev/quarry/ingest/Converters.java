@@ -24,6 +24,7 @@ public final class Converters {
 
   private final long maxBytes;
   private final Map<SourceType, Converter> converters;
+  private final ConverterHealth health = new ConverterHealth();
 
   public Converters(long maxBytes) {
     this(maxBytes, defaults());
@@ -50,41 +51,89 @@ public final class Converters {
     return m;
   }
 
-  /** Sniffs the type, then converts. Blocking: call it on a worker thread. */
+  /** Sniffs the type, then converts (under the default limits). Blocking: call it on a worker thread. */
   public ConvertedDocument convert(String fileName, String contentType, byte[] bytes)
       throws IngestException {
-    return convertGuarded(detect(fileName, contentType, bytes), fileName, bytes);
+    return convertGuarded(detect(fileName, contentType, bytes), fileName, bytes,
+        IngestBudget.of(fileName, bytes.length));
+  }
+
+  /** {@link #convertClean(SourceType, String, byte[], IngestBudget)} under the default limits. */
+  public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes)
+      throws IngestException {
+    return convertClean(type, fileName, bytes, IngestBudget.of(fileName, bytes.length));
   }
 
   /**
    * What ingestion stores of a source already sniffed as {@code type}: its converter's items
-   * through {@link TextHygiene}'s rule. IngestService and the conversion benchmark both call this.
+   * through {@link TextHygiene}'s rule, the conversion under {@code budget}. IngestService and the
+   * conversion benchmark both call this.
    */
-  public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes)
-      throws IngestException {
-    TextHygiene.Result clean = TextHygiene.apply(fileName, convertGuarded(type, fileName, bytes));
-    ConvertedDocument bounded = ItemBounds.apply(fileName, clean.document(), bytes.length);
-    return bounded == clean.document() ? clean : new TextHygiene.Result(bounded,
-        clean.undecodableChars(), clean.droppedItems(), clean.undecodableByPage());
+  public TextHygiene.Result convertClean(SourceType type, String fileName, byte[] bytes,
+      IngestBudget budget) throws IngestException {
+    ConvertedDocument converted = convertGuarded(type, fileName, bytes, budget);
+    try {
+      TextHygiene.Result clean = TextHygiene.apply(fileName, converted);
+      ConvertedDocument bounded = ItemBounds.apply(fileName, clean.document(), bytes.length);
+      return bounded == clean.document() ? clean : new TextHygiene.Result(bounded,
+          clean.undecodableChars(), clean.droppedItems(), clean.undecodableByPage());
+    } catch (StackOverflowError e) {
+      throw new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be stored", e);
+    } catch (OutOfMemoryError e) {
+      throw new IngestException(Reason.TOO_LARGE, fileName, "needs more memory to store than the gateway has"
+          + " for one document", e);
+    }
+  }
+
+  /** Whether each format still converts here (see {@link ConverterHealth}). */
+  public ConverterHealth health() {
+    return health;
   }
 
   /**
-   * The converter's work, with the errors a hostile or freak source can drive a parser into (a
-   * nesting deep enough to overflow the stack, an allocation past the heap) turned into the
-   * refusal they are, so that they reach the client as a 4xx naming the file and never as a 500.
-   * What the conversion allocated is unreachable once its stack has unwound.
+   * The converter's work, with what a hostile or freak source can drive it into turned into the
+   * refusal it is, so that it reaches the client as a 4xx naming the file and never as a 500: a
+   * limit of its budget reached, a nesting deep enough to overflow the stack, an allocation past the
+   * heap. What the conversion allocated is unreachable once its stack has unwound; after running
+   * out of memory the format's sample is converted again, in case a library was left half
+   * initialised ({@link ConverterHealth}), and a format that no longer converts is refused with a
+   * 503 until the gateway restarts.
    */
-  private ConvertedDocument convertGuarded(SourceType type, String fileName, byte[] bytes)
-      throws IngestException {
-    try {
-      return converter(type).convert(fileName, bytes);
-    } catch (StackOverflowError e) {
-      throw new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be read as "
-          + type.wireName(), e);
-    } catch (OutOfMemoryError e) {
-      throw new IngestException(Reason.TOO_LARGE, fileName, "needs more memory to convert (as "
-          + type.wireName() + ") than the gateway has for one document", e);
+  private ConvertedDocument convertGuarded(SourceType type, String fileName, byte[] bytes,
+      IngestBudget budget) throws IngestException {
+    String broken = health.problem(type);
+    if (broken != null) {
+      throw unavailable(type, fileName, broken, null);
     }
+    try {
+      ConvertedDocument doc = converter(type).convert(fileName, bytes, budget);
+      if (budget.tripped() != null) {
+        throw budget.tripped();
+      }
+      return doc;
+    } catch (IngestBudget.Exceeded e) {
+      throw e.refusal();
+    } catch (StackOverflowError e) {
+      IngestException refusal = new IngestException(Reason.MALFORMED, fileName, "is nested too deeply to be read as "
+          + type.wireName(), e);
+      // A class being initialised when the stack ran out is as unusable as one that ran out of memory.
+      health.check(this, type);
+      throw refusal;
+    } catch (OutOfMemoryError e) {
+      IngestException refusal = new IngestException(Reason.TOO_LARGE, fileName, "needs more memory to convert (as "
+          + type.wireName() + ") than the gateway has for one document", e);
+      health.check(this, type);
+      throw refusal;
+    } catch (LinkageError e) {
+      health.markBroken(type, e);
+      throw unavailable(type, fileName, e.toString(), e);
+    }
+  }
+
+  private static IngestException unavailable(SourceType type, String fileName, String why, Throwable cause) {
+    return new IngestException(Reason.CONVERTER_UNAVAILABLE, fileName, "cannot be converted as "
+        + type.wireName() + " by this gateway, whose " + type.wireName() + " converter no longer works (" + why
+        + "); it reports not ready until it restarts: send the file again", cause);
   }
 
   public Converter converter(SourceType type) {

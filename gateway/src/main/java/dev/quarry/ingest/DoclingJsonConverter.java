@@ -28,10 +28,18 @@ public final class DoclingJsonConverter implements Converter {
   /** Far deeper than any real document; bounds the recursion on hostile input. */
   private static final int MAX_DEPTH = 200;
 
+  /**
+   * What a token of Jackson's tree may cost: an object node with its map, an array node with its
+   * list, a text node with its string's header (its characters are counted apart).
+   */
+  static final int TOKEN_BYTES = 100;
+
   @Override
-  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+  public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     JsonNode root;
     try {
+      chargeTree(bytes, budget);
       root = JSON.readTree(bytes);
     } catch (JacksonException e) {
       throw new IngestException(Reason.MALFORMED, fileName,
@@ -50,7 +58,7 @@ public final class DoclingJsonConverter implements Converter {
     if (!root.path("body").isObject()) {
       throw new IngestException(Reason.MALFORMED, fileName, "not a DoclingDocument: no 'body' tree");
     }
-    Walker walker = new Walker(fileName, root);
+    Walker walker = new Walker(fileName, root, budget);
     List<Walked> body = walker.walk(root.get("body"));
     List<Walked> furniture =
         root.path("furniture").isObject() ? walker.walk(root.get("furniture")) : List.of();
@@ -58,9 +66,32 @@ public final class DoclingJsonConverter implements Converter {
 
     List<DocItem> items = new ArrayList<>(ordered.size());
     for (Walked w : ordered) {
+      budget.item(w.text);
       items.add(new DocItem(items.size(), w.selfRef, w.label, w.text, w.pages, w.headingLevel, w.depth));
     }
     return new ConvertedDocument(title(root, body, fileName), SourceType.DOCLING, items);
+  }
+
+  /**
+   * Charges the tree Jackson will build of {@code bytes} before it is built: one streaming pass
+   * counts its tokens and the characters of its strings (no tree is kept).
+   */
+  private static void chargeTree(byte[] bytes, IngestBudget budget) throws IOException {
+    long tokens = 0;
+    long chars = 0;
+    try (com.fasterxml.jackson.core.JsonParser p = JSON.getFactory().createParser(bytes)) {
+      for (com.fasterxml.jackson.core.JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+        tokens++;
+        if (t == com.fasterxml.jackson.core.JsonToken.VALUE_STRING
+            || t == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+          chars += p.getTextLength();
+        }
+        if ((tokens & 4095) == 0) {
+          budget.tick();
+        }
+      }
+    }
+    budget.memory(TOKEN_BYTES * tokens + 2 * chars, "the JSON's tree");
   }
 
   /** An item as found in the tree, before it gets its position. */
@@ -137,10 +168,12 @@ public final class DoclingJsonConverter implements Converter {
     private final String fileName;
     private final JsonNode root;
     private final Set<String> seen = new HashSet<>();
+    private final IngestBudget budget;
 
-    Walker(String fileName, JsonNode root) {
+    Walker(String fileName, JsonNode root, IngestBudget budget) {
       this.fileName = fileName;
       this.root = root;
+      this.budget = budget;
     }
 
     List<Walked> walk(JsonNode tree) throws IngestException {
@@ -195,7 +228,7 @@ public final class DoclingJsonConverter implements Converter {
           out.add(new Walked(ref, label, text(node), pages(node), level, depth, furniture));
         }
         case "tables" -> out.add(new Walked(ref, label.isEmpty() ? "table" : label,
-            MarkdownTable.render(grid(ref, node)), pages(node), 0, depth, furniture));
+            grid(ref, node), pages(node), 0, depth, furniture));
         case "pictures" -> out.add(new Walked(ref, label.isEmpty() ? "picture" : label,
             captions(node), pages(node), 0, depth, furniture));
         default -> out.add(new Walked(ref, label, "", pages(node), 0, depth, furniture));
@@ -303,6 +336,8 @@ public final class DoclingJsonConverter implements Converter {
       StringBuilder sb = new StringBuilder();
       for (JsonNode c : node.path("captions")) {
         String text = text(resolve(c.path("$ref").asText(""))).strip();
+        // A caption may be referenced from any number of pictures: each copy is text built.
+        budget.text(text.length(), "captions");
         if (!text.isEmpty()) {
           if (!sb.isEmpty()) {
             sb.append(' ');
@@ -326,47 +361,42 @@ public final class DoclingJsonConverter implements Converter {
 
     /**
      * Docling's grid already repeats a merged cell in every slot it spans; without a grid the
-     * cells are placed by their offsets, repeating spans the same way.
+     * cells are placed by their offsets, repeating spans the same way. Either way as Markdown, laid
+     * out on the conversion's budget (a grid of one wide row and many empty ones is as wide in
+     * every row, and a declared size or a span is checked before any slot of it is written).
      */
-    private List<List<String>> grid(String ref, JsonNode table) throws IngestException {
+    private String grid(String ref, JsonNode table) throws IngestException {
       JsonNode data = table.path("data");
-      List<List<String>> rows = new ArrayList<>();
-      JsonNode grid = data.get("grid");
-      if (grid != null && grid.isArray() && !grid.isEmpty()) {
-        for (JsonNode row : grid) {
-          List<String> cells = new ArrayList<>();
+      TableGrid grid = new TableGrid(budget);
+      JsonNode rows = data.get("grid");
+      if (rows != null && rows.isArray() && !rows.isEmpty()) {
+        for (JsonNode row : rows) {
+          int r = grid.addRow();
           for (JsonNode cell : row) {
-            cells.add(cell.path("text").asText(""));
+            grid.append(r, cell.path("text").asText(""), 1);
           }
-          rows.add(cells);
         }
-        return rows;
+        return grid.markdown();
       }
       int numRows = data.path("num_rows").asInt(0);
       int numCols = data.path("num_cols").asInt(0);
-      if (numRows < 0 || numCols < 0 || (long) numRows * numCols > 1_000_000) {
+      if (numRows < 0 || numCols < 0) {
         throw malformed(ref + " declares an impossible size " + numRows + "x" + numCols);
       }
-      String[][] slots = new String[numRows][numCols];
+      grid.ensure(numRows, numCols);
       for (JsonNode cell : data.path("table_cells")) {
         int r0 = cell.path("start_row_offset_idx").asInt(0);
         int r1 = cell.path("end_row_offset_idx").asInt(r0 + 1);
         int c0 = cell.path("start_col_offset_idx").asInt(0);
         int c1 = cell.path("end_col_offset_idx").asInt(c0 + 1);
+        String text = cell.path("text").asText("");
         for (int r = Math.max(0, r0); r < Math.min(r1, numRows); r++) {
           for (int c = Math.max(0, c0); c < Math.min(c1, numCols); c++) {
-            slots[r][c] = cell.path("text").asText("");
+            grid.set(r, c, text);
           }
         }
       }
-      for (String[] row : slots) {
-        List<String> cells = new ArrayList<>();
-        for (String s : row) {
-          cells.add(s == null ? "" : s);
-        }
-        rows.add(cells);
-      }
-      return rows;
+      return grid.markdown();
     }
 
     private IngestException malformed(String detail) {

@@ -36,6 +36,8 @@ final class DocxBody {
 
   private final XWPFDocument doc;
   private final ItemListBuilder out;
+  /** How deep the walk is in blocks, inline wrappers and cells: it recurses once a level. */
+  private int level;
   private final StringBuilder code = new StringBuilder();
   private final Map<String, String> styleNames = new HashMap<>();
 
@@ -49,8 +51,22 @@ final class DocxBody {
     flushCode();
   }
 
+  /** Enters one more level of the walk, refused past {@link IngestBudget#MAX_NESTING}. */
+  private void enter(String what) {
+    out.budget().nesting(++level, what);
+  }
+
   /** Reads block-level content: paragraphs, tables and what wraps them. */
   void blocks(Node container, int depth) {
+    enter("DOCX blocks in content controls, text boxes and cells");
+    try {
+      blocksIn(container, depth);
+    } finally {
+      level--;
+    }
+  }
+
+  private void blocksIn(Node container, int depth) {
     for (Element e : DocxXml.elements(container)) {
       String ns = e.getNamespaceURI();
       String name = e.getLocalName();
@@ -173,6 +189,15 @@ final class DocxBody {
 
   /** Inline content: runs and everything that wraps runs. */
   private void inline(Element parent, Inline in) {
+    enter("DOCX runs in hyperlinks, fields and content controls");
+    try {
+      inlineIn(parent, in);
+    } finally {
+      level--;
+    }
+  }
+
+  private void inlineIn(Element parent, Inline in) {
     for (Element e : DocxXml.elements(parent)) {
       String ns = e.getNamespaceURI();
       String name = e.getLocalName();
@@ -330,19 +355,18 @@ final class DocxBody {
     }
     flushCode();
     List<Element> nested = new ArrayList<>();
-    List<List<String>> grid = new ArrayList<>();
+    TableGrid grid = new TableGrid(out.budget());
     Map<Integer, String> openVertical = new HashMap<>();
     for (int r = 0; r < rows.size(); r++) {
       Element trPr = DocxXml.child(rows.get(r), W, "trPr");
-      List<String> line = new ArrayList<>();
-      for (int i = 0; i < number(DocxXml.val(trPr, "gridBefore"), 0); i++) {
-        line.add("");
-      }
+      int line = grid.addRow();
+      // Empty positions before the row's first cell: checked against the table's limit first.
+      grid.append(line, "", Math.max(0, number(DocxXml.val(trPr, "gridBefore"), 0)));
       for (Element tc : cells.get(r)) {
         Element tcPr = DocxXml.child(tc, W, "tcPr");
         int span = Math.max(1, Math.min(64, number(DocxXml.val(tcPr, "gridSpan"), 1)));
         String text = cellText(tc, nested);
-        int col = line.size();
+        int col = grid.rowLength(line);
         Element vMerge = tcPr == null ? null : DocxXml.child(tcPr, W, "vMerge");
         if (vMerge != null) {
           String merge = vMerge.getAttributeNS(W, "val");
@@ -354,18 +378,20 @@ final class DocxBody {
         } else {
           openVertical.remove(col);
         }
-        for (int i = 0; i < span; i++) {
-          line.add(text);
-        }
+        grid.append(line, text, span);
       }
-      grid.add(line);
     }
-    String markdown = MarkdownTable.render(grid);
+    String markdown = grid.markdown();
     if (!markdown.isEmpty()) {
       out.table(markdown, depth);
     }
-    for (Element t : nested) {
-      table(t, depth);
+    enter("DOCX tables in table cells");
+    try {
+      for (Element t : nested) {
+        table(t, depth);
+      }
+    } finally {
+      level--;
     }
   }
 
@@ -413,6 +439,15 @@ final class DocxBody {
   }
 
   private void cellBlocks(Element container, StringBuilder sb, List<Element> nested) {
+    enter("DOCX text boxes and content controls in table cells");
+    try {
+      cellBlocksIn(container, sb, nested);
+    } finally {
+      level--;
+    }
+  }
+
+  private void cellBlocksIn(Element container, StringBuilder sb, List<Element> nested) {
     for (Element e : DocxXml.elements(container)) {
       if (DocxXml.is(e, W, "p")) {
         Inline in = new Inline();

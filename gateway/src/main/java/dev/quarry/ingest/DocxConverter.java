@@ -45,11 +45,14 @@ public final class DocxConverter implements Converter {
   }
 
   @Override
-  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+  public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     rejectNonDocx(fileName, bytes);
-    byte[] readable = DocxPackage.check(fileName, bytes);
+    byte[] readable = DocxPackage.check(fileName, bytes, budget);
     try (XWPFDocument doc = new XWPFDocument(new ByteArrayInputStream(readable))) {
-      return convert(fileName, doc);
+      return convert(fileName, doc, budget);
+    } catch (IngestBudget.Exceeded e) {
+      throw e;
     } catch (EncryptedDocumentException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
           "the document is password-protected", e);
@@ -109,8 +112,8 @@ public final class DocxConverter implements Converter {
     return m == null ? t.getClass().getSimpleName() : m;
   }
 
-  private ConvertedDocument convert(String fileName, XWPFDocument doc) {
-    ItemListBuilder items = new ItemListBuilder();
+  private ConvertedDocument convert(String fileName, XWPFDocument doc, IngestBudget budget) {
+    ItemListBuilder items = new ItemListBuilder(budget);
     for (String header : headerFooterTexts(doc.getHeaderList())) {
       items.text("page_header", header, 0, 0);
     }

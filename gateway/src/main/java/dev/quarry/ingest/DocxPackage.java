@@ -24,6 +24,12 @@ import java.util.zip.ZipOutputStream;
  *       it is over {@link #RATIO_FROM_BYTES}; any other part (images: EMF and BMP compress 40:1
  *       or more and are harmless) has an absolute cap instead, {@link #MAX_BINARY_PART_BYTES};
  *       and the whole package at most {@link #MAX_TOTAL_BYTES} expanded;
+ *   <li>what POI will hold, charged to the conversion's budget before POI opens it: every part
+ *       inflated (POI reads them all into memory), and its model of the XML, {@link
+ *       #ELEMENT_BYTES} an element (POI and XMLBeans held 140 to 405 bytes an element,
+ *       measured on 4 MB of each of seven shapes, an empty paragraph the most) and two bytes a
+ *       character; and no XML nested deeper than {@link IngestBudget#MAX_NESTING} elements (POI
+ *       recurses into nested tables, and so do the body's walks);
  *   <li>Strict Open XML (Word's "Strict Open XML Document", namespaces under {@code
  *       http://purl.oclc.org/ooxml/}) is rewritten to the transitional namespaces, which POI
  *       reads; the two differ in namespaces, not in the elements Quarry reads.
@@ -34,6 +40,8 @@ final class DocxPackage {
   static final long RATIO_FROM_BYTES = 1L << 20;
   static final long MAX_BINARY_PART_BYTES = 64L << 20;
   static final long MAX_TOTAL_BYTES = 512L << 20;
+  /** What POI's model of one XML element may cost, with room over the 405 bytes measured. */
+  static final int ELEMENT_BYTES = 450;
 
   private static final String STRICT = "http://purl.oclc.org/ooxml/";
   private static final Pattern STRICT_NS = Pattern.compile("http://purl\\.oclc\\.org/ooxml/([A-Za-z]+)/([A-Za-z]+)");
@@ -41,14 +49,17 @@ final class DocxPackage {
   private DocxPackage() {}
 
   /** The bytes POI should open: {@code bytes} itself, or its transitional rewrite when Strict. */
-  static byte[] check(String fileName, byte[] bytes) throws IngestException {
+  static byte[] check(String fileName, byte[] bytes, IngestBudget budget) throws IngestException {
     boolean strict = false;
     long total = 0;
+    long xmlBytes = 0;
+    XmlShape shape = new XmlShape(budget);
     try (Counting counted = new Counting(new ByteArrayInputStream(bytes));
         ZipInputStream zip = new ZipInputStream(counted)) {
       byte[] buf = new byte[64 * 1024];
       for (ZipEntry e = zip.getNextEntry(); e != null; e = zip.getNextEntry()) {
         boolean xml = isXml(e.getName());
+        shape.startPart(e.getName());
         long compressedStart = counted.count;
         long expanded = 0;
         boolean head = true;
@@ -59,6 +70,10 @@ final class DocxPackage {
           }
           expanded += n;
           total += n;
+          if (xml) {
+            xmlBytes += n;
+            shape.scan(buf, n);
+          }
           long compressed = Math.max(1, counted.count - compressedStart);
           if (xml && expanded > RATIO_FROM_BYTES && expanded > MAX_XML_EXPANSION * compressed) {
             throw bomb(fileName, "its XML part " + e.getName() + " expands more than " + MAX_XML_EXPANSION
@@ -75,7 +90,83 @@ final class DocxPackage {
     } catch (IOException e) {
       throw new IngestException(Reason.CORRUPT, fileName, "not a readable DOCX file: " + e.getMessage(), e);
     }
-    return strict ? transitional(fileName, bytes) : bytes;
+    // POI holds every part inflated (its zip source reads them all), then its model of the XML.
+    budget.memory(total + 2 * xmlBytes + ELEMENT_BYTES * shape.elements, "the DOCX's parts (" + total
+        + " bytes inflated, " + shape.elements + " XML elements)");
+    if (strict) {
+      budget.memory(4L * bytes.length + 2 * xmlBytes, "the DOCX rewritten from Strict Open XML");
+      return transitional(fileName, bytes);
+    }
+    return bytes;
+  }
+
+  /**
+   * Counts the elements of XML parts and follows their depth as the bytes go by, without parsing:
+   * a start tag opens one, an end tag or a {@code />} closes it; declarations, comments and
+   * processing instructions are skipped. Deeper than {@link IngestBudget#MAX_NESTING} is refused.
+   */
+  static final class XmlShape {
+    private final IngestBudget budget;
+    long elements;
+    private String part = "";
+    private int depth;
+    /** 0 text, 1 just after '<', 2 in a start tag, 3 in an end tag, 4 in a declaration. */
+    private int state;
+    private byte previous;
+
+    XmlShape(IngestBudget budget) {
+      this.budget = budget;
+    }
+
+    void startPart(String name) {
+      part = name;
+      depth = 0;
+      state = 0;
+      previous = 0;
+    }
+
+    void scan(byte[] buf, int n) {
+      for (int i = 0; i < n; i++) {
+        byte b = buf[i];
+        switch (state) {
+          case 0 -> {
+            if (b == '<') {
+              state = 1;
+            }
+          }
+          case 1 -> {
+            if (b == '/') {
+              state = 3;
+            } else if (b == '?' || b == '!') {
+              state = 4;
+            } else {
+              state = 2;
+              elements++;
+              if (++depth > IngestBudget.MAX_NESTING) {
+                budget.nesting(depth, "XML elements in elements in " + part);
+              }
+            }
+          }
+          case 2 -> {
+            if (b == '>') {
+              if (previous == '/') {
+                depth--;
+              }
+              state = 0;
+            }
+          }
+          default -> {
+            if (b == '>') {
+              if (state == 3) {
+                depth--;
+              }
+              state = 0;
+            }
+          }
+        }
+        previous = b;
+      }
+    }
   }
 
   private static boolean isXml(String name) {

@@ -1,9 +1,7 @@
 package dev.quarry.ingest;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.jsoup.Jsoup;
 import org.jsoup.nodes.Document;
@@ -36,10 +34,12 @@ public final class HtmlConverter implements Converter {
   private static final int MAX_SPAN = 1000;
 
   @Override
-  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+  public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     String html = StrictUtf8.decode(fileName, bytes);
+    chargeTree(html, budget);
     Document doc = Jsoup.parse(html);
-    Walk walk = new Walk(new ItemListBuilder());
+    Walk walk = new Walk(new ItemListBuilder(budget));
     // The head's <title> is the document's first item, as in docling, unless the first heading says it.
     String headTitle = clean(doc.title());
     Element h1 = doc.body().selectFirst("h1");
@@ -49,6 +49,26 @@ public final class HtmlConverter implements Converter {
     walk.container(doc.body(), 0);
     walk.flush(0);
     return new ConvertedDocument(title(doc, walk.out, fileName), SourceType.HTML, walk.out.items());
+  }
+
+  /** What jsoup's tree of a tag costs, measured: 30-105 bytes, 420 with 26 attributes. */
+  static final int TAG_BYTES = 110;
+  /** What the tree costs per character besides its tags: the text, attribute values, the source. */
+  static final int TREE_BYTES_PER_CHAR = 8;
+
+  /**
+   * Charges the tree jsoup will build of {@code html} before it is parsed: about {@link #TAG_BYTES}
+   * a tag and {@link #TREE_BYTES_PER_CHAR} a character (jsoup's tree held 8 to 35 bytes per byte of
+   * source in the shapes measured, tags of formatting elements nested the most).
+   */
+  private static void chargeTree(String html, IngestBudget budget) {
+    long tags = 0;
+    for (int i = 0; i < html.length(); i++) {
+      if (html.charAt(i) == '<') {
+        tags++;
+      }
+    }
+    budget.memory(TAG_BYTES * tags + (long) TREE_BYTES_PER_CHAR * html.length(), "the HTML's element tree");
   }
 
   private static String title(Document doc, ItemListBuilder items, String fileName) {
@@ -61,6 +81,7 @@ public final class HtmlConverter implements Converter {
    * {@code depth} deep: the same rules as a whole page.
    */
   static void fragment(String html, int depth, ItemListBuilder out) {
+    chargeTree(html, out.budget());
     Walk walk = new Walk(out);
     walk.container(Jsoup.parseBodyFragment(html).body(), depth);
     walk.flush(depth);
@@ -78,10 +99,15 @@ public final class HtmlConverter implements Converter {
     /** The label the next flushed text gets: "list_item" for the first text of an {@code li}. */
     private String pendingLabel = null;
 
+    /** How many elements deep the walk is: it recurses once a level. */
+    private int level;
+
     void container(Element element, int depth) {
+      out.budget().nesting(++level, "HTML elements in elements");
       for (Node child : element.childNodes()) {
         node(child, depth);
       }
+      level--;
     }
 
     private void node(Node node, int depth) {
@@ -253,9 +279,9 @@ public final class HtmlConverter implements Converter {
     }
 
     private void table(Element table, int depth) {
-      List<List<String>> grid = grid(table);
-      if (!grid.isEmpty()) {
-        out.table(MarkdownTable.render(grid), depth);
+      String markdown = grid(table, out.budget());
+      if (!markdown.isEmpty()) {
+        out.table(markdown, depth);
       }
       Element caption = table.selectFirst("caption");
       if (caption != null && !clean(caption.text()).isEmpty()) {
@@ -266,9 +292,12 @@ public final class HtmlConverter implements Converter {
 
   /**
    * The table's own rows (not those of tables nested in its cells) laid out on a grid, with a cell
-   * that spans rows or columns repeated in each slot, as docling's grid does.
+   * that spans rows or columns repeated in each slot it covers, as docling's grid does, as Markdown.
+   * A row all of whose cells go on into the next row (a header cell that only opens a rowspan, an
+   * empty {@code <tr>}) adds no line of its own: its cells are in the rows below. Nor does a row no
+   * cell reaches at all.
    */
-  static List<List<String>> grid(Element table) {
+  static String grid(Element table, IngestBudget budget) {
     List<Element> rows = new ArrayList<>();
     for (Element child : table.children()) {
       String tag = child.normalName();
@@ -282,52 +311,40 @@ public final class HtmlConverter implements Converter {
         }
       }
     }
-    // Each slot holds the cell laid over it and the last row that cell covers.
-    record Slot(String text, int lastRow) {}
-    Map<Integer, Map<Integer, Slot>> slots = new HashMap<>();
-    int width = 0;
+    TableGrid grid = new TableGrid(budget);
+    // Per row: whether a cell was laid in it, and whether a cell laid in it ends there.
+    boolean[] reached = new boolean[rows.size()];
+    boolean[] endsHere = new boolean[rows.size()];
     for (int r = 0; r < rows.size(); r++) {
-      Map<Integer, Slot> row = slots.computeIfAbsent(r, k -> new HashMap<>());
+      grid.ensure(r + 1L, 0);
       int c = 0;
       for (Element cell : rows.get(r).children()) {
         if (!cell.normalName().equals("td") && !cell.normalName().equals("th")) {
           continue;
         }
-        while (row.containsKey(c)) {
+        while (grid.get(r, c) != null) {
           c++;
         }
         int colspan = span(cell.attr("colspan"));
         // rowspan="0" spans to the end of the table (of its row group, in HTML; tables rarely have two).
         int rowspan = cell.attr("rowspan").strip().equals("0") ? rows.size() - r : span(cell.attr("rowspan"));
-        Slot slot = new Slot(clean(cell.text()), Math.min(rows.size() - 1, r + rowspan - 1));
-        for (int dr = r; dr <= slot.lastRow(); dr++) {
-          Map<Integer, Slot> target = slots.computeIfAbsent(dr, k -> new HashMap<>());
+        int lastRow = Math.min(rows.size() - 1, r + rowspan - 1);
+        String text = clean(cell.text());
+        // The whole span is checked against the table's limit before any slot of it is written.
+        grid.ensure(lastRow + 1L, (long) c + colspan);
+        for (int dr = r; dr <= lastRow; dr++) {
           for (int dc = 0; dc < colspan; dc++) {
-            target.putIfAbsent(c + dc, slot);
+            if (grid.setIfAbsent(dr, c + dc, text)) {
+              reached[dr] = true;
+              endsHere[dr] |= dr == lastRow;
+            }
           }
         }
         c += colspan;
-        width = Math.max(width, c);
       }
     }
-    List<List<String>> grid = new ArrayList<>();
-    for (int r = 0; r < rows.size(); r++) {
-      Map<Integer, Slot> row = slots.getOrDefault(r, Map.of());
-      // A row all of whose cells go on into the next row (a header cell that only opens a rowspan,
-      // an empty <tr>) adds no line of its own: its cells are in the rows below. Nor does a row no
-      // cell reaches at all.
-      final int at = r;
-      if (row.isEmpty() || (r + 1 < rows.size() && row.values().stream().allMatch(s -> s.lastRow() > at))) {
-        continue;
-      }
-      List<String> cells = new ArrayList<>(width);
-      for (int c = 0; c < width; c++) {
-        Slot s = row.get(c);
-        cells.add(s == null ? "" : s.text());
-      }
-      grid.add(cells);
-    }
-    return grid;
+    int last = rows.size() - 1;
+    return grid.markdown(r -> reached[r] && (r == last || endsHere[r]));
   }
 
   private static int span(String value) {

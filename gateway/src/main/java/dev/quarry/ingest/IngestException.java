@@ -23,7 +23,13 @@ public final class IngestException extends Exception {
      * The gateway shut down (drained past its grace) before the document was stored: nothing of it
      * was stored, and sending it again (to another replica) is the remedy, not a change to it.
      */
-    SHUTTING_DOWN
+    SHUTTING_DOWN,
+    /**
+     * This gateway's converter of the source's format no longer works (a library left unusable by
+     * an error in its initialiser): the file is not at fault, and another replica (or this one,
+     * restarted) converts it.
+     */
+    CONVERTER_UNAVAILABLE
   }
 
   private final Reason reason;

@@ -69,6 +69,8 @@ public final class IngestService {
 
   private final WorkerExecutor workers;
   private final TenantLines lines = new TenantLines(TENANT_WORKERS);
+  /** What all ingests under way may hold together; each reserves its file's share before it converts. */
+  private final IngestMemory memory;
 
   /**
    * Where an ingest registers while it runs: the gateway's drain, which on SIGTERM refuses new ones
@@ -96,6 +98,29 @@ public final class IngestService {
     this.config = config;
     this.converters = new Converters(config.maxUploadBytes());
     this.workers = vertx.createSharedWorkerExecutor("quarry-ingest", INGEST_WORKERS);
+    this.memory = new IngestMemory(config.ingest().memoryBytes());
+  }
+
+  /**
+   * Converts each format's sample on an ingest worker, so that the converters' libraries are
+   * initialised before the gateway serves (see {@link ConverterHealth}); the gateway's start waits
+   * for it.
+   */
+  public Future<Void> checkConverters() {
+    return workers.executeBlocking(() -> {
+      converters.health().checkAll(converters);
+      return null;
+    }, false);
+  }
+
+  /** Null when every format converts on this gateway, else which do not and why ({@code /readyz}). */
+  public String converterProblem() {
+    return converters.health().problem();
+  }
+
+  /** What all ingests under way may hold together, and what they hold now. */
+  public IngestMemory memory() {
+    return memory;
   }
 
   /**
@@ -186,9 +211,13 @@ public final class IngestService {
                 conn -> conn.preparedQuery(Sql.FIND_BY_URI).execute(Tuple.of(tenantId, uri)))
             .compose(rows -> sameBytes(rows, sniffed.hash()) != null
                 ? Future.succeededFuture(unchanged(sameBytes(rows, sniffed.hash())))
-                : prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress, cancelled)
-                    .compose(prepared -> write(prepared, 1)
-                        .compose(written -> syncQuietly(prepared, written)))));
+                // The file's share of the ingests' memory is held from its conversion to its write.
+                : memory.reserve(IngestBudget.memoryFor(bytes.length, config.ingest()))
+                    .compose(reservation -> prepare(tenantId, fileName, uri, request, sniffed, storedBytesLimit,
+                            progress, cancelled)
+                        .compose(prepared -> write(prepared, 1)
+                            .compose(written -> syncQuietly(prepared, written)))
+                        .andThen(done -> reservation.close()))));
   }
 
   private record Sniffed(SourceType type, String hash) {}
@@ -212,37 +241,66 @@ public final class IngestService {
       UUID tenantId, String fileName, String uri, IngestRequest request, Sniffed sniffed,
       long storedBytesLimit, IngestProgress progress, BooleanSupplier cancelled) {
     return workers.executeBlocking(() -> {
-      stopIfCancelled(cancelled, fileName);
-      long t0 = System.nanoTime();
-      TextHygiene.Result converted = converters.convertClean(sniffed.type(), fileName, request.bytes());
-      ConvertedDocument doc = converted.document();
-      List<DocItem> items = doc.items();
-      if (converted.undecodableChars() > 0) {
-        LOG.info("{}: dropped {} undecodable characters ({} items left with none)", fileName,
-            converted.undecodableChars(), converted.droppedItems());
+      try {
+        return prepareHere(tenantId, fileName, uri, request, sniffed, storedBytesLimit, progress, cancelled);
+      } catch (IngestBudget.Exceeded e) {
+        throw e.refusal();
+      } catch (OutOfMemoryError e) {
+        // Past the conversion (which has its own guard): chunks, vectors, rows of a document at its bounds.
+        throw new IngestException(IngestException.Reason.TOO_LARGE, fileName,
+            "needs more memory to store than the gateway has for one document", e);
+      } catch (StackOverflowError e) {
+        throw new IngestException(IngestException.Reason.MALFORMED, fileName,
+            "is nested too deeply to be stored", e);
       }
-      long tConverted = System.nanoTime();
-      Toc toc = TocBuilder.build(items);
-      long tToc = System.nanoTime();
-      List<Chunk> chunks = Chunker.chunk(items, toc);
-      long t1 = System.nanoTime();
-      progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
-      String title = Chunk.cut(firstNonBlank(request.title(), doc.title(), fileName), MAX_TITLE_CHARS);
-      String context = Chunk.context(title, uri, FilingIdentity.find(items).orElse(null));
-      List<String> vectors = embed(chunks, context, progress, cancelled, fileName);
-      long t2 = System.nanoTime();
-      stages.add(Stage.CONVERT, tConverted - t0);
-      stages.add(Stage.TOC, tToc - tConverted);
-      stages.add(Stage.CHUNK, t1 - tToc);
-      stages.add(Stage.EMBED, t2 - t1);
-      LOG.info("{}: {} items, {} chunks; convert+chunk {} ms, embed {} ms", fileName, items.size(),
-          chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
-      return new Prepared(tenantId, uri, title, context, sniffed.type(), sniffed.hash(),
-          request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit,
-          converted.undecodableChars(), converted.undecodableByPage(),
-          encodeRows(items, toc, chunks, context, vectors));
     }, false);
   }
+
+  /** The blocking part of {@link #prepare}, on an ingest worker: the budget belongs to this thread. */
+  private Prepared prepareHere(UUID tenantId, String fileName, String uri, IngestRequest request,
+      Sniffed sniffed, long storedBytesLimit, IngestProgress progress, BooleanSupplier cancelled)
+      throws IngestException {
+    stopIfCancelled(cancelled, fileName);
+    long t0 = System.nanoTime();
+    IngestBudget budget = IngestBudget.of(fileName, request.bytes().length, config.ingest());
+    TextHygiene.Result converted = converters.convertClean(sniffed.type(), fileName, request.bytes(), budget);
+    ConvertedDocument doc = converted.document();
+    List<DocItem> items = doc.items();
+    if (converted.undecodableChars() > 0) {
+      LOG.info("{}: dropped {} undecodable characters ({} items left with none)", fileName,
+          converted.undecodableChars(), converted.droppedItems());
+    }
+    long tConverted = System.nanoTime();
+    Toc toc = TocBuilder.build(items);
+    long tToc = System.nanoTime();
+    // What the conversion built on the way is garbage now; its items stay. Then content.txt, the
+    // chunks and the rows are about as large again as the items, twice over.
+    long chars = items.stream().mapToLong(it -> it.text().length()).sum();
+    budget.held(IngestBudget.ITEM_BYTES * items.size() + 2 * chars);
+    budget.memory(4 * chars, "the chunks and rows to store");
+    List<Chunk> chunks = Chunker.chunk(items, toc);
+    // Each chunk's vector is kept as text until the write: about 4,500 characters of 384 numbers.
+    budget.memory(VECTOR_BYTES * chunks.size(), "the chunks' vectors");
+    long t1 = System.nanoTime();
+    progress.converted(sniffed.type().wireName(), items.size(), chunks.size());
+    String title = Chunk.cut(firstNonBlank(request.title(), doc.title(), fileName), MAX_TITLE_CHARS);
+    String context = Chunk.context(title, uri, FilingIdentity.find(items).orElse(null));
+    List<String> vectors = embed(chunks, context, progress, cancelled, fileName);
+    long t2 = System.nanoTime();
+    stages.add(Stage.CONVERT, tConverted - t0);
+    stages.add(Stage.TOC, tToc - tConverted);
+    stages.add(Stage.CHUNK, t1 - tToc);
+    stages.add(Stage.EMBED, t2 - t1);
+    LOG.info("{}: {} items, {} chunks; convert+chunk {} ms, embed {} ms", fileName, items.size(),
+        chunks.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
+    return new Prepared(tenantId, uri, title, context, sniffed.type(), sniffed.hash(),
+        request.bytes().length, items, toc, content(items), chunks, vectors, storedBytesLimit,
+        converted.undecodableChars(), converted.undecodableByPage(),
+        encodeRows(items, toc, chunks, context, vectors));
+  }
+
+  /** What one chunk's vector costs as pgvector's text until the write, with its share of the rows. */
+  static final int VECTOR_BYTES = 8 * 1024;
 
   private List<String> embed(List<Chunk> chunks, String context, IngestProgress progress,
       BooleanSupplier cancelled, String fileName) throws IngestException {

@@ -162,7 +162,7 @@ public final class ItemBounds {
       return null;
     }
     String separator = text.substring(first + 1, second).strip();
-    return separator.matches("\\|?\\s*:?-{3,}:?\\s*(\\|\\s*:?-{3,}:?\\s*)*\\|?")
+    return TableGrid.isRule(separator, 3, false)
         ? text.substring(0, second + 1) : null;
   }
 

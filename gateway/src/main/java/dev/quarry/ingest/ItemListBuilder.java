@@ -7,13 +7,23 @@ import java.util.List;
 
 /**
  * Collects the items of a source without pages, numbering positions and docling-style references
- * ({@code #/texts/N}, {@code #/tables/N}, {@code #/pictures/N}) the way docling would.
+ * ({@code #/texts/N}, {@code #/tables/N}, {@code #/pictures/N}) the way docling would. Each item is
+ * charged to the conversion's budget as it is added.
  */
 final class ItemListBuilder {
   private final List<DocItem> items = new ArrayList<>();
+  private final IngestBudget budget;
   private int texts;
   private int tables;
   private int pictures;
+
+  ItemListBuilder(IngestBudget budget) {
+    this.budget = budget;
+  }
+
+  IngestBudget budget() {
+    return budget;
+  }
 
   void text(String label, String text, int headingLevel, int depth) {
     add("#/texts/" + texts++, label, text, headingLevel, depth);
@@ -28,6 +38,7 @@ final class ItemListBuilder {
   }
 
   private void add(String ref, String label, String text, int headingLevel, int depth) {
+    budget.item(text);
     items.add(new DocItem(items.size(), ref, label, text, List.of(), headingLevel, depth));
   }
 

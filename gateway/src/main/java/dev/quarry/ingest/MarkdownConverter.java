@@ -36,15 +36,18 @@ public final class MarkdownConverter implements Converter {
       Parser.builder().extensions(List.of(TablesExtension.create())).build();
 
   @Override
-  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+  public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     String source = StrictUtf8.decode(fileName, bytes);
-    ItemListBuilder out = new ItemListBuilder();
+    MarkdownBounds.check(source, budget);
+    ItemListBuilder out = new ItemListBuilder(budget);
     try {
       blocks(PARSER.parse(source), 0, out);
     } catch (StackOverflowError e) {
       // The parser recurses over nested markup; a hostile input can nest deeper than any stack.
       throw new IngestException(IngestException.Reason.MALFORMED, fileName,
-          "markup nested too deeply to parse");
+          "is nested deeper than the Markdown parser can follow (inline markup in inline markup; the limit"
+          + " is " + IngestBudget.MAX_NESTING + " levels)");
     }
     return new ConvertedDocument(out.title(fileName), SourceType.MARKDOWN, out.items());
   }
@@ -56,9 +59,11 @@ public final class MarkdownConverter implements Converter {
   }
 
   private static void block(Node node, int depth, ItemListBuilder out) {
+    // Every level of quotes and lists adds to depth: it bounds the recursion too.
+    out.budget().nesting(depth, "Markdown quotes and lists in each other");
     switch (node) {
       case Heading h -> {
-        String text = inlineText(h);
+        String text = inlineText(h, out.budget());
         if (h.getLevel() == 1) {
           out.text("title", text, 0, depth);
         } else {
@@ -75,7 +80,7 @@ public final class MarkdownConverter implements Converter {
       case FencedCodeBlock code -> out.text("code", codeText(code.getLiteral()), 0, depth);
       case IndentedCodeBlock code -> out.text("code", codeText(code.getLiteral()), 0, depth);
       case BlockQuote quote -> blocks(quote, depth + 1, out);
-      case TableBlock table -> out.table(MarkdownTable.render(rows(table)), depth);
+      case TableBlock table -> out.table(table(table, out.budget()), depth);
       // Raw HTML (a <table>, a list, headings…) reads as it would in an HTML file.
       case HtmlBlock html -> HtmlConverter.fragment(html.getLiteral(), depth, out);
       default -> {
@@ -101,57 +106,59 @@ public final class MarkdownConverter implements Converter {
   /** Pictures come out as their own items after the paragraph's text. */
   private static void paragraph(Paragraph p, String label, int depth, ItemListBuilder out) {
     List<Image> images = new ArrayList<>();
-    collectImages(p, images);
-    String text = inlineText(p);
+    collectImages(p, images, 0, out.budget());
+    String text = inlineText(p, out.budget());
     if (!text.isEmpty() || label.equals("list_item")) {
       boolean onlyCode = p.getFirstChild() instanceof Code && p.getFirstChild().getNext() == null;
       out.text(onlyCode && label.equals("text") ? "code" : label, text, 0, depth);
     }
     for (Image image : images) {
-      out.picture(inlineText(image), depth);
+      out.picture(inlineText(image, out.budget()), depth);
     }
   }
 
-  private static void collectImages(Node node, List<Image> images) {
+  private static void collectImages(Node node, List<Image> images, int level, IngestBudget budget) {
+    budget.nesting(level, "inline markup in inline markup");
     for (Node n = node.getFirstChild(); n != null; n = n.getNext()) {
       if (n instanceof Image image) {
         images.add(image);
       } else {
-        collectImages(n, images);
+        collectImages(n, images, level + 1, budget);
       }
     }
   }
 
-  private static List<List<String>> rows(TableBlock table) {
-    List<List<String>> rows = new ArrayList<>();
-    collectRows(table, rows);
-    return rows;
+  /** A GFM table's rows (header first) as Markdown, laid out on the conversion's budget. */
+  private static String table(TableBlock table, IngestBudget budget) {
+    TableGrid grid = new TableGrid(budget);
+    collectRows(table, grid, budget);
+    return grid.markdown();
   }
 
-  private static void collectRows(Node node, List<List<String>> rows) {
+  private static void collectRows(Node node, TableGrid grid, IngestBudget budget) {
     for (Node n = node.getFirstChild(); n != null; n = n.getNext()) {
       if (n instanceof TableRow row) {
-        List<String> cells = new ArrayList<>();
+        int r = grid.addRow();
         for (Node c = row.getFirstChild(); c != null; c = c.getNext()) {
           if (c instanceof TableCell cell) {
-            cells.add(inlineText(cell));
+            grid.append(r, inlineText(cell, budget), 1);
           }
         }
-        rows.add(cells);
       } else {
-        collectRows(n, rows);
+        collectRows(n, grid, budget);
       }
     }
   }
 
   /** The visible text of inline content: entities resolved, markup and raw HTML tags dropped. */
-  static String inlineText(Node node) {
+  static String inlineText(Node node, IngestBudget budget) {
     StringBuilder sb = new StringBuilder();
-    appendInline(node, sb);
+    appendInline(node, sb, 0, budget);
     return sb.toString().replaceAll("\\s+", " ").strip();
   }
 
-  private static void appendInline(Node node, StringBuilder sb) {
+  private static void appendInline(Node node, StringBuilder sb, int level, IngestBudget budget) {
+    budget.nesting(level, "inline markup in inline markup");
     for (Node n = node.getFirstChild(); n != null; n = n.getNext()) {
       switch (n) {
         case Text t -> sb.append(t.getLiteral());
@@ -167,7 +174,7 @@ public final class MarkdownConverter implements Converter {
         case Image i -> {
           // Images become picture items of their own.
         }
-        default -> appendInline(n, sb);
+        default -> appendInline(n, sb, level + 1, budget);
       }
     }
   }

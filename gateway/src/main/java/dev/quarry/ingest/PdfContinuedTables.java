@@ -28,11 +28,16 @@ final class PdfContinuedTables {
 
   /**
    * {@code items} with continued tables joined, renumbered 0..n-1 with self_refs per kind in order;
-   * {@code grids} holds each table item's cells by its position.
+   * {@code grids} holds each table item's cells by its position. A joined table grows in place and
+   * is rendered once, at the end: rendering it again at each page it runs over was quadratic in its
+   * pages.
    */
-  static List<DocItem> join(List<DocItem> items, Map<Integer, List<List<String>>> grids) {
+  static List<DocItem> join(List<DocItem> items, Map<Integer, List<List<String>>> grids,
+      IngestBudget budget) {
     List<DocItem> out = new ArrayList<>(items);
     Set<DocItem> dropped = new HashSet<>();
+    // Where a joined table stands in out: its grid is a list of this method's own, rendered at the end.
+    Set<Integer> joinedAt = new java.util.TreeSet<>();
     int open = -1; // the table that ended its page, in items
     Map<Integer, Integer> into = new java.util.HashMap<>(); // a joined table's item -> its first part's
     for (int j = 0; j < items.size(); j++) {
@@ -46,7 +51,7 @@ final class PdfContinuedTables {
         // The same header again right under a table on its page: the next block of one table
         // (a statement of equity's periods, each opening with its own header row). The repeated
         // header stays as the block's first row, so where one block ends is not lost.
-        List<List<String>> joined = new ArrayList<>(grids.get(out.get(above).position()));
+        List<List<String>> joined = growable(out, above, grids, joinedAt);
         joined.addAll(grids.get(item.position()));
         replace(out, above, joined, out.get(above).pageNumbers(), grids);
         dropped.add(item);
@@ -62,7 +67,7 @@ final class PdfContinuedTables {
           && width(grid) == width(firstGrid) && !grid.isEmpty()) {
         boolean sameHeader = grid.get(0).equals(firstGrid.get(0));
         if (sameHeader || bodyRow(grid.get(0))) {
-          List<List<String>> joined = new ArrayList<>(firstGrid);
+          List<List<String>> joined = growable(out, open, grids, joinedAt);
           joined.addAll(sameHeader ? grid.subList(1, grid.size()) : grid);
           Set<Integer> pages = new LinkedHashSet<>(first.pageNumbers());
           pages.addAll(item.pageNumbers());
@@ -81,6 +86,11 @@ final class PdfContinuedTables {
     if (dropped.isEmpty()) {
       return items;
     }
+    for (int at : joinedAt) {
+      DocItem first = out.get(at);
+      out.set(at, new DocItem(first.position(), first.selfRef(), "table",
+          TableGrid.markdown(budget, grids.get(first.position())), first.pageNumbers(), 0, first.treeDepth()));
+    }
     List<DocItem> kept = new ArrayList<>();
     for (DocItem i : out) {
       if (!dropped.contains(i)) {
@@ -90,12 +100,22 @@ final class PdfContinuedTables {
     return renumbered(kept);
   }
 
-  /** {@code out}'s table at {@code at} with the cells {@code joined} on {@code pages}. */
+  /** The grid of {@code out}'s table at {@code at} as a list this join may grow. */
+  private static List<List<String>> growable(List<DocItem> out, int at,
+      Map<Integer, List<List<String>>> grids, Set<Integer> joinedAt) {
+    List<List<String>> grid = grids.get(out.get(at).position());
+    return joinedAt.add(at) ? new ArrayList<>(grid) : grid;
+  }
+
+  /**
+   * {@code out}'s table at {@code at} with the cells {@code joined} on {@code pages}; its text is
+   * rendered once the join is done.
+   */
   private static void replace(List<DocItem> out, int at, List<List<String>> joined,
       List<Integer> pages, Map<Integer, List<List<String>>> grids) {
     DocItem first = out.get(at);
-    out.set(at, new DocItem(first.position(), first.selfRef(), "table",
-        MarkdownTable.render(joined), pages, 0, first.treeDepth()));
+    out.set(at, new DocItem(first.position(), first.selfRef(), "table", first.text(), pages, 0,
+        first.treeDepth()));
     grids.put(first.position(), joined);
   }
 

@@ -70,7 +70,22 @@ public final class PdfConverter implements Converter {
   }
 
   @Override
-  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+  public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
+    // Every stream PDFBox decodes for this conversion is counted against its budget.
+    try (PdfStreams.Binding bound = PdfStreams.bind(budget)) {
+      return convertBounded(fileName, bytes, budget);
+    } finally {
+      // PDFBox keeps every name it ever parsed in a static map, for the life of the process: a PDF
+      // of a million distinct names would leave them all on the heap after its ingest, and the
+      // next such PDF as many more. Names compare by their bytes, so dropping the map is safe for
+      // conversions still running (its own predefined names stay).
+      org.apache.pdfbox.cos.COSName.clearResources();
+    }
+  }
+
+  private ConvertedDocument convertBounded(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     if (!startsWithPdfHeader(bytes)) {
       throw new IngestException(IngestException.Reason.CORRUPT, fileName,
           "not a PDF file (no %PDF header)");
@@ -95,14 +110,14 @@ public final class PdfConverter implements Converter {
                   + (i + 1) + " of " + pageCount + ")");
         }
         try {
-          pages.add(PdfPageReader.read(doc, i, deadline));
+          pages.add(PdfPageReader.read(doc, i, deadline, budget));
         } catch (PdfPageReader.PageTooComplex e) {
           throw new IngestException(IngestException.Reason.TOO_LARGE, fileName, "page " + (i + 1)
               + " of " + pageCount + " " + e.getMessage() + " (" + maxMillis / 1000 + " s for the whole PDF)");
         }
       }
       String infoTitle = doc.getDocumentInformation().getTitle();
-      List<DocItem> items = items(pages, fileName, deadline);
+      List<DocItem> items = items(pages, fileName, deadline, budget);
       Map<Integer, Integer> undecodable = new HashMap<>();
       for (Page page : pages) {
         if (page.undecodable() > 0) {
@@ -114,6 +129,8 @@ public final class PdfConverter implements Converter {
     } catch (InvalidPasswordException e) {
       throw new IngestException(IngestException.Reason.ENCRYPTED, fileName,
           "the PDF is encrypted and needs a password", e);
+    } catch (IngestBudget.Exceeded e) {
+      throw e;
     } catch (IOException | RuntimeException e) {
       throw new IngestException(IngestException.Reason.CORRUPT, fileName,
           "not a readable PDF (damaged or truncated): " + e.getMessage(), e);
@@ -142,7 +159,7 @@ public final class PdfConverter implements Converter {
 
   // ---- labelling ----
 
-  private List<DocItem> items(List<Page> pages, String fileName, long deadline)
+  private List<DocItem> items(List<Page> pages, String fileName, long deadline, IngestBudget budget)
       throws IngestException {
     float bodySize = bodySize(pages);
     boolean listingsByFont = !mostlyMono(pages);
@@ -151,7 +168,7 @@ public final class PdfConverter implements Converter {
       pageLines.add(new ArrayList<>(PdfLayout.lines(page)));
     }
     Set<String> repeated = repeatedMargins(pages, pageLines);
-    PdfItems items = new PdfItems();
+    PdfItems items = new PdfItems(budget);
     boolean titleSeen = false;
     for (int p = 0; p < pages.size(); p++) {
       if (System.currentTimeMillis() > deadline) {
@@ -243,7 +260,7 @@ public final class PdfConverter implements Converter {
         items.text("page_footer", text(((Block) u).lines()), pageNo, 0, 0);
       }
     }
-    return PdfContinuedTables.join(items.withHeadingLevels(), items.grids);
+    return PdfContinuedTables.join(items.withHeadingLevels(), items.grids, budget);
   }
 
   /**
@@ -530,12 +547,18 @@ public final class PdfConverter implements Converter {
     final Map<Integer, Integer> headerDepths = new HashMap<>();
     /** Each table's cells by its position, for joining a table continued on the next page. */
     final Map<Integer, List<List<String>>> grids = new HashMap<>();
+    final IngestBudget budget;
     int texts;
     int tables;
     int pictures;
 
+    PdfItems(IngestBudget budget) {
+      this.budget = budget;
+    }
+
     void text(String label, String text, List<Integer> pages, int level, int depth) {
       if (!text.isBlank()) {
+        budget.item(text);
         list.add(new DocItem(list.size(), "#/texts/" + texts++, label, text.strip(), pages, level,
             depth));
       }
@@ -605,14 +628,16 @@ public final class PdfConverter implements Converter {
     }
 
     void table(List<List<String>> grid, List<Integer> pages) {
-      String markdown = MarkdownTable.render(grid);
+      String markdown = TableGrid.markdown(budget, grid);
       if (!markdown.isEmpty()) {
+        budget.item(markdown);
         grids.put(list.size(), grid);
         list.add(new DocItem(list.size(), "#/tables/" + tables++, "table", markdown, pages, 0, 0));
       }
     }
 
     void picture(String caption, List<Integer> pages) {
+      budget.item(caption);
       list.add(new DocItem(list.size(), "#/pictures/" + pictures++, "picture", caption, pages, 0,
           0));
     }

@@ -31,6 +31,17 @@ final class PdfPageReader {
   static final int MAX_RULINGS_PER_PAGE = 20_000;
   static final int MAX_IMAGES_PER_PAGE = 2_000;
 
+  /**
+   * What a glyph kept costs until the document is laid out, the lines and words made of it
+   * included: the filings' PDFs held about 100 bytes a glyph at their peak (ADOBE's 10-K: 32 MB
+   * for 314,603 glyphs, its items included). A page's glyphs, rulings and images are charged to the
+   * conversion's budget as they are kept, so the caps per page cannot add up over 2,000 pages that
+   * draw one shared stream.
+   */
+  static final int GLYPH_BYTES = 100;
+  /** What a ruling or an image box kept costs. */
+  static final int SHAPE_BYTES = 64;
+
   private static final Pattern BOLD =
       Pattern.compile("bold|black|heavy|semibold|demibold|cmbx|sfbx|-bd|,bd", Pattern.CASE_INSENSITIVE);
   private static final Pattern ITALIC =
@@ -58,6 +69,9 @@ final class PdfPageReader {
   record Page(int number, float width, float height, List<Glyph> glyphs, List<Ruling> rulings,
       List<PdfRect> images, int undecodable) {}
 
+  /** The operator that begins an inline image (its data follows in the content stream). */
+  private static final String INLINE_IMAGE = "BI";
+
   private PdfPageReader() {}
 
   /**
@@ -77,14 +91,17 @@ final class PdfPageReader {
   /** Counts a pass's operators; checks the conversion's deadline every 4,096 of them. */
   private static final class Budget {
     private final long deadlineMillis;
+    private final IngestBudget ingest;
     private long operators;
 
-    Budget(long deadlineMillis) {
+    Budget(long deadlineMillis, IngestBudget ingest) {
       this.deadlineMillis = deadlineMillis;
+      this.ingest = ingest;
     }
 
     void tick() {
       operators++;
+      ingest.tick();
       if (operators > MAX_OPERATORS_PER_PAGE) {
         throw new PageTooComplex("runs more than " + MAX_OPERATORS_PER_PAGE + " drawing operators");
       }
@@ -94,9 +111,14 @@ final class PdfPageReader {
     }
   }
 
-  /** {@link #read(PDDocument, int, long)} without a deadline (the operator cap still holds). */
+  /** {@link #read(PDDocument, int, long, IngestBudget)} without a deadline or a budget (the caps still hold). */
   static Page read(PDDocument doc, int pageIndex) throws IOException {
     return read(doc, pageIndex, Long.MAX_VALUE);
+  }
+
+  /** {@link #read(PDDocument, int, long, IngestBudget)} under a budget of the default limits. */
+  static Page read(PDDocument doc, int pageIndex, long deadlineMillis) throws IOException {
+    return read(doc, pageIndex, deadlineMillis, IngestBudget.of("page", Long.MAX_VALUE / 1024));
   }
 
   /**
@@ -105,15 +127,18 @@ final class PdfPageReader {
    * @throws PageTooComplex when the page runs more operators than a page may, or past {@code
    *     deadlineMillis} (checked within the page, not only between pages)
    */
-  static Page read(PDDocument doc, int pageIndex, long deadlineMillis) throws IOException {
+  static Page read(PDDocument doc, int pageIndex, long deadlineMillis, IngestBudget budget)
+      throws IOException {
     PDPage page = doc.getPage(pageIndex);
     PDRectangle crop = page.getCropBox();
-    GlyphCollector glyphs = new GlyphCollector(crop.getHeight(), new Budget(deadlineMillis));
+    GlyphCollector glyphs = new GlyphCollector(crop.getHeight(), new Budget(deadlineMillis, budget), budget);
     glyphs.setStartPage(pageIndex + 1);
     glyphs.setEndPage(pageIndex + 1);
     glyphs.getText(doc);
-    GraphicsCollector graphics = new GraphicsCollector(page, crop, new Budget(deadlineMillis));
+    GraphicsCollector graphics = new GraphicsCollector(page, crop, new Budget(deadlineMillis, budget));
     graphics.processPage(page);
+    budget.memory((long) SHAPE_BYTES * (graphics.rulings.size() + graphics.images.size()),
+        "page " + (pageIndex + 1) + "'s rulings and images");
     // A landscape page is often upright content turned on a portrait sheet: the direction most
     // text runs in becomes the page's frame, and everything else is turned into it.
     Frame frame = new Frame(glyphs.dominantDirection(), crop.getWidth(), crop.getHeight());
@@ -191,10 +216,12 @@ final class PdfPageReader {
     private boolean pendingSpace;
     private final float pageHeight;
     private final Budget budget;
+    private final IngestBudget ingest;
 
-    GlyphCollector(float pageHeight, Budget budget) throws IOException {
+    GlyphCollector(float pageHeight, Budget budget, IngestBudget ingest) throws IOException {
       this.pageHeight = pageHeight;
       this.budget = budget;
+      this.ingest = ingest;
       setSortByPosition(false);
       setShouldSeparateByBeads(false);
       setSuppressDuplicateOverlappingText(true);
@@ -203,6 +230,9 @@ final class PdfPageReader {
     @Override
     protected void processOperator(Operator operator, List<COSBase> operands) throws IOException {
       budget.tick();
+      if (INLINE_IMAGE.equals(operator.getName())) {
+        return; // text only: an inline image's data is not decoded
+      }
       super.processOperator(operator, operands);
     }
 
@@ -243,6 +273,7 @@ final class PdfPageReader {
           || (fd != null && fd.isItalic());
       boolean mono = MONO.matcher(name).find() || (fd != null && fd.isFixedPitch());
       int direction = Math.round(text.getDir()) % 360;
+      ingest.memory(GLYPH_BYTES, "the PDF's glyphs");
       // The origin in unturned page space (the matrix is already relative to the crop box).
       origins.add(new float[] {tm.getTranslateX(), pageHeight - tm.getTranslateY()});
       directions.merge(direction, 1, Integer::sum);
@@ -283,6 +314,14 @@ final class PdfPageReader {
     @Override
     protected void processOperator(Operator operator, List<COSBase> operands) throws IOException {
       budget.tick();
+      if (INLINE_IMAGE.equals(operator.getName())) {
+        // Where the image goes is the current transformation's unit square; PDFBox would decode
+        // its data whole first (without a bound), which layout never needs.
+        if (operator.getImageData() != null && operator.getImageData().length > 0) {
+          imageAt();
+        }
+        return;
+      }
       super.processOperator(operator, operands);
     }
 
@@ -305,6 +344,11 @@ final class PdfPageReader {
 
     @Override
     public void drawImage(PDImage image) {
+      imageAt();
+    }
+
+    /** Keeps the box the current transformation maps the unit square to, as far as it is visible. */
+    private void imageAt() {
       if (images.size() >= MAX_IMAGES_PER_PAGE) {
         return;
       }

@@ -14,12 +14,14 @@ public final class TextConverter implements Converter {
   static final int MAX_TITLE_CHARS = 120;
 
   @Override
-  public ConvertedDocument convert(String fileName, byte[] bytes) throws IngestException {
+  public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)
+      throws IngestException {
     String text = StrictUtf8.decode(fileName, bytes).replace("\r\n", "\n").replace('\r', '\n');
     List<DocItem> items = new ArrayList<>();
     for (String paragraph : text.split("\n[ \t\f\u000B]*\n")) {
       String p = paragraph.strip();
       if (!p.isEmpty()) {
+        budget.item(p);
         items.add(new DocItem(items.size(), "#/texts/" + items.size(), "text", p, List.of(), 0, 0));
       }
     }

@@ -202,7 +202,7 @@ class ConvertersTest {
   void parserErrorsAreRefusals() {
     java.util.Map<SourceType, Converter> throwing = new java.util.EnumMap<>(SourceType.class);
     for (SourceType t : SourceType.values()) {
-      throwing.put(t, (name, bytes) -> {
+      throwing.put(t, (name, bytes, budget) -> {
         if (bytes[0] == 's') {
           throw new StackOverflowError();
         }

@@ -125,13 +125,21 @@ class MarkdownConverterTest {
   }
 
   @Test
-  @DisplayName("rejects pathologically nested markup as malformed instead of crashing")
+  @DisplayName("rejects pathologically nested markup as malformed instead of crashing, naming the limit")
   void tooDeep() {
+    // A run of asterisks is seen before commonmark parses it.
     String md = "*".repeat(50_000) + "z" + "*".repeat(50_000) + "\n";
     assertThatThrownBy(() -> convert(md))
         .isInstanceOfSatisfying(IngestException.class, e -> {
           assertThat(e.reason()).isEqualTo(Reason.MALFORMED);
-          assertThat(e.getMessage()).isEqualTo("doc.md: markup nested too deeply to parse");
+          assertThat(e.getMessage()).startsWith("doc.md: is nested deeper than 256 levels (a run of 513");
+        });
+    // Emphasis opened word by word is only seen when the parser's stack runs out.
+    String alternating = "*a _a ".repeat(40_000) + "z" + " a_ a*".repeat(40_000) + "\n";
+    assertThatThrownBy(() -> convert(alternating))
+        .isInstanceOfSatisfying(IngestException.class, e -> {
+          assertThat(e.reason()).isEqualTo(Reason.MALFORMED);
+          assertThat(e.getMessage()).contains("nested deeper than the Markdown parser can follow", "256 levels");
         });
   }
 

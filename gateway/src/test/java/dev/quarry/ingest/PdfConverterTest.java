@@ -1,5 +1,6 @@
 package dev.quarry.ingest;
 
+import dev.quarry.config.IngestSettings;
 import dev.quarry.store.DocItem;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -98,8 +99,22 @@ class PdfConverterTest {
           .isInstanceOf(PdfPageReader.PageTooComplex.class)
           .hasMessageContaining("deadline");
     }
-    // With the default deadline (120 s) far off, the operator cap is what stops it.
+    // With the default deadline (120 s) far off, the allocation ceiling stops it first: PDFBox
+    // allocates about a kilobyte for each form it draws, and a 2.5 KB source may allocate 1 GiB.
     assertThatThrownBy(() -> converter.convert("fanout.pdf", pdf))
+        .isInstanceOfSatisfying(IngestException.class,
+            e -> assertThat(e.reason()).isEqualTo(IngestException.Reason.TOO_LARGE))
+        .hasMessageStartingWith("fanout.pdf: converting it allocated more than 1,024 MiB");
+    // Allowed to allocate without a ceiling, the operator cap stops it.
+    IngestSettings noCeiling = new IngestSettings(IngestSettings.DEFAULTS.fileMemoryBytes(),
+        IngestSettings.DEFAULTS.memoryBytes(), Integer.MAX_VALUE);
+    assertThatThrownBy(() -> {
+      try {
+        converter.convert("fanout.pdf", pdf, IngestBudget.of("fanout.pdf", pdf.length, noCeiling));
+      } catch (IngestBudget.Exceeded e) {
+        throw e.refusal();
+      }
+    })
         .isInstanceOfSatisfying(IngestException.class,
             e -> assertThat(e.reason()).isEqualTo(IngestException.Reason.TOO_LARGE))
         .hasMessageStartingWith("fanout.pdf: page 1 of 1 ")
