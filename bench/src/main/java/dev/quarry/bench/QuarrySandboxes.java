@@ -81,7 +81,8 @@ final class QuarrySandboxes implements AutoCloseable {
     SandboxSettings settings = new SandboxSettings(base.dockerHost(), image, base.command(), base.user(),
         "bench-" + UUID.randomUUID().toString().substring(0, 8), runRoot, base.limits(), base.maxLimits(), pool,
         base.reapInterval(), false, base.maxActive(), base.maxWait(), base.fairness());
-    SandboxService service = new SandboxService(stack.vertx(), settings, fs::sync);
+    SandboxService service = new SandboxService(stack.vertx(), settings,
+        new dev.quarry.sandbox.TenantTrees(fs.root(), fs::sync, (t, work) -> fs.sync(t, work::use)));
     service.start().await();
     return service;
   }

@@ -19,6 +19,7 @@ import dev.quarry.ingest.Reembedder;
 import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.SandboxSettings;
+import dev.quarry.sandbox.TenantTrees;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
@@ -149,7 +150,9 @@ public final class Gateway extends VerticleBase {
           reembedder = new Reembedder(vertx, pool, embedder);
           SandboxSettings sandboxed = sandboxSettings;
           Quotas quotas = new Quotas(pool, config.tenancy());
-          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics,
+          TenantTrees trees = new TenantTrees(documentsFs.root(), documentsFs::sync,
+              (tenant, work) -> documentsFs.sync(tenant, work::use));
+          sandboxes = new SandboxService(vertx, sandboxed, trees, metrics,
               tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)));
           addReadinessChecks();
           Future<Void> mounts = addMountCheck(sandboxed);

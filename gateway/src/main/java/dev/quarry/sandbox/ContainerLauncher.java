@@ -68,12 +68,52 @@ public final class ContainerLauncher {
 
   private final DockerClient docker;
   private final SandboxSettings settings;
+  /** Where scoped sandboxes' views are; null for a launcher that never starts one. */
+  private final ScopedViews views;
   private final Set<String> live = ConcurrentHashMap.newKeySet();
   private volatile String resolvedUser;
 
   public ContainerLauncher(DockerClient docker, SandboxSettings settings) {
+    this(docker, settings, null);
+  }
+
+  /** @param views where this launcher's scoped sandboxes have their /documents; removed with them */
+  ContainerLauncher(DockerClient docker, SandboxSettings settings, ScopedViews views) {
     this.docker = docker;
     this.settings = settings;
+    this.views = views;
+  }
+
+  /** Where this launcher's scoped views are, or null. */
+  ScopedViews views() {
+    return views;
+  }
+
+  /**
+   * A new sandbox id, counted alive from now on (the {@link Reaper} leaves what carries it alone)
+   * until it is launched and removed, or {@link #release released}: so that what is prepared for a
+   * sandbox before its launch (its scoped view) is never taken for a leftover.
+   */
+  public String reserve() {
+    String id = HexFormat.of().formatHex(randomBytes());
+    live.add(id);
+    return id;
+  }
+
+  /** A reserved id that will not be launched: its scoped view (if any) goes, and the id with it. */
+  public void release(String id) {
+    try {
+      if (views != null) {
+        views.remove(id);
+      }
+    } finally {
+      live.remove(id);
+    }
+  }
+
+  /** Whether the sandbox is reserved, launched or not yet removed, now. */
+  public boolean isLive(String id) {
+    return live.contains(id);
   }
 
   /** The one Docker client of the gateway, over the dependency-free transport. */
@@ -115,12 +155,21 @@ public final class ContainerLauncher {
   /**
    * Like {@link #launch(UUID, Path, SandboxLimits, List)}, but lets the caller prepare the fresh run
    * directory before the container exists (the gateway's socket must be there before the runner
-   * dials it) and choose the documents directory then (a scoped one may live in the run directory).
+   * dials it) and choose the documents directory then.
    * A failing {@code setup} removes the run directory like any other failed launch.
    */
   public Sandbox launch(UUID tenantId, SandboxLimits limits, List<String> command, RunDirSetup setup) {
-    limits.requireWithin(settings.maxLimits());
-    String id = HexFormat.of().formatHex(randomBytes());
+    return launch(reserve(), tenantId, limits, command, setup);
+  }
+
+  /** As {@link #launch(UUID, SandboxLimits, List, RunDirSetup)}, under an id {@link #reserve reserved} for it. */
+  public Sandbox launch(String id, UUID tenantId, SandboxLimits limits, List<String> command, RunDirSetup setup) {
+    try {
+      limits.requireWithin(settings.maxLimits());
+    } catch (IllegalArgumentException e) {
+      release(id);
+      throw e;
+    }
     Instant created = Instant.now();
     live.add(id);
     Path runDir = settings.runRoot().resolve(settings.gatewayId()).resolve(id);
@@ -285,11 +334,17 @@ public final class ContainerLauncher {
     }
   }
 
-  /** Force-removes the container and its run directory. Idempotent: a gone container is fine. */
+  /**
+   * Force-removes the container, its run directory and its scoped view. Idempotent: a gone container
+   * is fine.
+   */
   public void remove(Sandbox sandbox) {
     try {
       removeContainer(sandbox.containerId());
       deleteRunDir(sandbox.runDir());
+      if (views != null) {
+        views.remove(sandbox.id());
+      }
     } finally {
       live.remove(sandbox.id());
     }
@@ -440,6 +495,9 @@ public final class ContainerLauncher {
         removeContainer(containerId);
       }
       deleteRunDir(runDir);
+      if (views != null) {
+        views.remove(id);
+      }
     } catch (RuntimeException e) {
       // The reaper gets what this could not remove; the launch failure is what the caller needs.
       cause.addSuppressed(e);

@@ -35,7 +35,7 @@ public final class SandboxService {
 
   private final Vertx vertx;
   private final SandboxSettings settings;
-  private final Function<UUID, Future<Path>> documentsDir;
+  private final TenantTrees trees;
   private final DockerClient docker;
   private final ContainerLauncher launcher;
   private final Reaper reaper;
@@ -67,31 +67,31 @@ public final class SandboxService {
   public static final Duration TENANT_CHECK = Duration.ofSeconds(5);
 
   /**
-   * @param documentsDir the tenant's up-to-date documents directory on the host (for example
-   *                     {@code DocumentsFs::sync}), mounted read-only at /documents
+   * @param trees the tenants' documents on the host (the store's {@code DocumentsFs}): an unscoped
+   *              sandbox mounts its tenant's tree read-only at /documents, a scoped one a view built
+   *              beside the trees ({@link ScopedViews})
    */
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir) {
-    this(vertx, settings, documentsDir, new QuarryMetrics());
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees) {
+    this(vertx, settings, trees, new QuarryMetrics());
   }
 
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
-      QuarryMetrics metrics) {
-    this(vertx, settings, documentsDir, metrics, tenant -> Future.succeededFuture(Integer.MAX_VALUE));
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees, QuarryMetrics metrics) {
+    this(vertx, settings, trees, metrics, tenant -> Future.succeededFuture(Integer.MAX_VALUE));
   }
 
   /**
    * @param sandboxQuota a tenant's {@code concurrent_sandboxes} quota; a tenant also never holds more
    *                     than its share of the gateway ({@link SandboxSettings.Fairness#tenantShare})
    */
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees,
       QuarryMetrics metrics, Function<UUID, Future<Integer>> sandboxQuota) {
     this.vertx = vertx;
     this.sandboxQuota = sandboxQuota;
     this.metrics = metrics;
     this.settings = settings;
-    this.documentsDir = documentsDir;
+    this.trees = trees;
     this.docker = ContainerLauncher.connect(settings.dockerHost());
-    this.launcher = new ContainerLauncher(docker, settings);
+    this.launcher = new ContainerLauncher(docker, settings, new ScopedViews(trees.root(), settings.gatewayId()));
     this.reaper = new Reaper(docker, launcher);
     this.capacity = new SandboxCapacity(vertx, settings.maxActive(), settings.maxWait(), this::evictIdle,
         tenant -> held.getOrDefault(tenant, 0));
@@ -364,18 +364,27 @@ public final class SandboxService {
   private Future<LiveSandbox> launchLive(UUID tenantId, Scope scope, SandboxCapacity.Slot slot) {
     SandboxEndpoint endpoint = new SandboxEndpoint(vertx);
     long started = System.nanoTime();
-    return documentsDir.apply(tenantId)
-        .compose(tenantDir -> vertx.executeBlocking(() -> launcher.launch(tenantId, settings.limits(),
+    // Reserved first, so that the reaper never takes the view built for it for a leftover.
+    String id = launcher.reserve();
+    Future<Path> documents = scope.isAll() ? trees.sync().apply(tenantId)
+        : trees.syncAnd().apply(tenantId, tree -> launcher.views().build(tree, id, scope))
+            .map(tree -> launcher.views().dir(id));
+    return documents
+        .compose(docs -> vertx.executeBlocking(() -> launcher.launch(id, tenantId, settings.limits(),
             settings.command(), runDir -> {
               endpoint.listen(runDir.resolve(ContainerLauncher.SOCKET_NAME), launcher.user())
                   .toCompletionStage().toCompletableFuture().get(SOCKET_LISTEN_SECONDS, TimeUnit.SECONDS);
-              return scope.isAll() ? tenantDir : ScopedDocuments.build(tenantDir, runDir, scope);
+              return docs;
             }), false))
         .transform(ar -> {
           if (ar.failed()) {
-            // The launcher removed whatever it had created before it threw.
+            // The launcher removed whatever it had created before it threw; a view built before
+            // the launch goes here (the reaper would see to it otherwise).
             slot.release();
-            return endpoint.close().transform(x -> Future.failedFuture(ar.cause()));
+            return vertx.executeBlocking(() -> {
+              launcher.release(id);
+              return null;
+            }, false).transform(x -> endpoint.close()).transform(x -> Future.failedFuture(ar.cause()));
           }
           slots.put(ar.result().id(), slot);
           LiveSandbox live = new LiveSandbox(ar.result(), endpoint);
@@ -467,6 +476,11 @@ public final class SandboxService {
   /** Fills the tenant's warm pool (start-up, tests); completes once it is full. */
   public Future<Void> warm(UUID tenantId) {
     return pool.warm(tenantId);
+  }
+
+  /** Where this gateway's scoped sandboxes have their views. */
+  ScopedViews scopedViews() {
+    return launcher.views();
   }
 
   /** Sandboxes of this gateway that exist now (pooled, in use or being removed). */

@@ -114,7 +114,7 @@ class EscapeCorpusTest {
     settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, RunnerImage.ensure(), List.of(), "",
         "escape-" + UUID.randomUUID().toString().substring(0, 8), runRoot, SandboxLimits.DEFAULTS,
         SandboxLimits.MAXIMUMS, 2, Duration.ofMinutes(10), false);
-    service = new SandboxService(vertx, settings, fs::sync);
+    service = new SandboxService(vertx, settings, new TenantTrees(fs.root(), fs::sync, (t, work) -> fs.sync(t, work::use)));
     service.start().await();
   }
 

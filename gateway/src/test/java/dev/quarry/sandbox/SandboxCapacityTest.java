@@ -194,7 +194,7 @@ class SandboxCapacityTest {
     SandboxService missing = new SandboxService(vertx, new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST,
         "quarry-no-such-image:none", List.of(), "", fx.gatewayId, fx.runRoot, SandboxLimits.DEFAULTS,
         SandboxLimits.MAXIMUMS, 0, Duration.ofMinutes(10), false, 1, Duration.ofMillis(100)),
-        tenant -> Future.succeededFuture(fx.documents(tenant)));
+        TenantTrees.fixed(vertx, fx.documentsRoot));
     try {
       for (int i = 0; i < 2; i++) {
         assertThatThrownBy(() -> await(missing.open(fx.tenantA, Scope.ALL, SessionFixture.Scripted.simple())))

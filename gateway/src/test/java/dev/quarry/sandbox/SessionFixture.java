@@ -69,7 +69,7 @@ final class SessionFixture implements AutoCloseable {
     SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, command, "",
         fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false,
         maxActive, maxWait, fairness);
-    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)), metrics,
+    service = new SandboxService(vertx, settings, TenantTrees.fixed(vertx, fx.documentsRoot), metrics,
         sandboxQuota);
     await(service.start());
   }
