@@ -99,7 +99,7 @@ final class QuarrySandboxes implements AutoCloseable {
   Callbacks callbacks() {
     SearchService timed = stack.search();
     Callbacks gateway = new TenantCallbacks(tenant, Scope.ALL, timed, documents, QueryRules.of(db.config()),
-        null, TokenAccount.unmetered(), () -> java.time.Instant.MAX);
+        null, TokenAccount.unmetered(), dev.quarry.callbacks.CallbackTurns.unmetered(), () -> java.time.Instant.MAX);
     return new Callbacks() {
       @Override
       public Future<JsonArray> search(String query, int limit) {

@@ -8,6 +8,7 @@ import dev.quarry.agent.AbandonedAnalyses;
 import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.AnalysisService;
 import dev.quarry.callbacks.CallbackService;
+import dev.quarry.callbacks.CallbackTurns;
 import dev.quarry.callbacks.TokenAccount;
 import dev.quarry.search.QueryRules;
 import dev.quarry.agent.AnalysisStore;
@@ -166,7 +167,7 @@ public final class Gateway extends VerticleBase {
           // One room for what sandbox code may call, given to executions, analyses and replays alike:
           // every llm() on every path is asked of and counted in the tenant's daily tokens there.
           CallbackService callbacks = new CallbackService(search, documents, QueryRules.of(config),
-              model.configured() ? model.asLlm() : null, TokenAccount.of(quotas));
+              model.configured() ? model.asLlm() : null, TokenAccount.of(quotas), CallbackTurns.of(vertx, quotas));
           analyses = new AnalysisService(model, sandboxes::open, callbacks, quotas, new AnalysisStore(pool),
               agentSettings, CellOptions.defaults(sandboxed), metrics);
           // A drain lets running analyses finish within its grace, then cancels them; each records its end

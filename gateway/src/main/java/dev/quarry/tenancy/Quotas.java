@@ -17,7 +17,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Per-tenant quotas. Requests per minute, concurrent analyses and concurrent ingests are counted in
+ * Per-tenant quotas. Requests and callbacks per minute, concurrent analyses and concurrent ingests are counted in
  * memory, per gateway replica, so that refusing a noisy tenant costs no database work; stored bytes
  * are checked inside the ingest transaction; model tokens per day are kept in {@code token_usage}.
  * Limits come from {@code tenant_quotas} over the configured defaults, re-read at most every
@@ -25,14 +25,20 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class Quotas {
   static final long LIMITS_TTL_MS = 10_000;
-  private static final String GET_OVERRIDES = "SELECT requests_per_minute, stored_bytes, document_bytes,"
-      + " concurrent_analyses, model_tokens_per_day, concurrent_sandboxes, concurrent_ingests"
-      + " FROM tenant_quotas WHERE tenant_id = $1";
-  private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, requests_per_minute,"
-      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day, concurrent_sandboxes,"
-      + " concurrent_ingests) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id) DO UPDATE SET"
-      + " requests_per_minute = $2, stored_bytes = $3, document_bytes = $4, concurrent_analyses = $5,"
-      + " model_tokens_per_day = $6, concurrent_sandboxes = $7, concurrent_ingests = $8";
+  /** Every quota's column, in the enum's order: one column per quota, named as it is on the wire. */
+  private static final String COLUMNS = java.util.Arrays.stream(Quota.values()).map(Quota::wireName)
+      .collect(java.util.stream.Collectors.joining(", "));
+  /** The quotas whose columns are {@code integer} (the others are {@code bigint}). */
+  private static final java.util.Set<Quota> INTEGER_COLUMNS = java.util.EnumSet.of(Quota.REQUESTS_PER_MINUTE,
+      Quota.CONCURRENT_ANALYSES, Quota.CONCURRENT_SANDBOXES, Quota.CONCURRENT_INGESTS, Quota.CALLBACKS_PER_MINUTE);
+  private static final String GET_OVERRIDES = "SELECT " + COLUMNS + " FROM tenant_quotas WHERE tenant_id = $1";
+  private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, " + COLUMNS + ") VALUES ($1, "
+      + java.util.stream.IntStream.rangeClosed(2, Quota.values().length + 1).mapToObj(i -> "$" + i)
+          .collect(java.util.stream.Collectors.joining(", "))
+      + ") ON CONFLICT (tenant_id) DO UPDATE SET "
+      + java.util.stream.IntStream.range(0, Quota.values().length)
+          .mapToObj(i -> Quota.values()[i].wireName() + " = $" + (i + 2))
+          .collect(java.util.stream.Collectors.joining(", "));
   private static final String TOKENS_TODAY =
       "SELECT coalesce(sum(tokens), 0) AS tokens FROM token_usage WHERE tenant_id = $1 AND day = $2";
   private static final String ADD_TOKENS = "INSERT INTO token_usage AS u (tenant_id, day, tokens)"
@@ -43,6 +49,7 @@ public final class Quotas {
   private final Clock clock;
   private final Map<UUID, Cached> limits = new ConcurrentHashMap<>();
   private final Map<UUID, TokenBucket> buckets = new ConcurrentHashMap<>();
+  private final Map<UUID, TokenBucket> callbackBuckets = new ConcurrentHashMap<>();
   private final Map<UUID, Integer> analysesRunning = new ConcurrentHashMap<>();
   private final Map<UUID, Integer> ingestsUnderWay = new ConcurrentHashMap<>();
 
@@ -96,20 +103,15 @@ public final class Quotas {
       }
     }
     Tuple args = Tuple.of(tenantId);
-    for (Quota q : new Quota[] {Quota.REQUESTS_PER_MINUTE, Quota.STORED_BYTES, Quota.DOCUMENT_BYTES,
-        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY, Quota.CONCURRENT_SANDBOXES, Quota.CONCURRENT_INGESTS}) {
+    for (Quota q : Quota.values()) {
       Long v = overrides.get(q);
-      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES || q == Quota.CONCURRENT_SANDBOXES
-          || q == Quota.CONCURRENT_INGESTS) {
-        args.addValue(v == null ? null : v.intValue());
-      } else {
-        args.addValue(v);
-      }
+      args.addValue(v == null ? null : INTEGER_COLUMNS.contains(q) ? (Object) v.intValue() : v);
     }
     return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(UPSERT_OVERRIDES).execute(args))
         .compose(done -> {
           limits.remove(tenantId);
           buckets.remove(tenantId);
+          callbackBuckets.remove(tenantId);
           return limits(tenantId);
         });
   }
@@ -125,6 +127,27 @@ public final class Quotas {
           ? Future.succeededFuture()
           : Future.failedFuture(new QuotaExceeded(Quota.REQUESTS_PER_MINUTE, rpm, (waitMs + 999) / 1000,
               "more than " + rpm + " requests in a minute"));
+    });
+  }
+
+  /**
+   * A turn for one callback of the tenant's sandboxes against its {@code callbacks_per_minute}: the
+   * milliseconds it waits before it is served (0: now), counted at once, first come first served; or
+   * a QuotaExceeded, counting nothing, when its turn would come more than {@code maxWaitMs} from now
+   * (after its cell's wall time).
+   */
+  public Future<Long> reserveCallback(UUID tenantId, long maxWaitMs) {
+    return limits(tenantId).compose(l -> {
+      long perMinute = l.of(Quota.CALLBACKS_PER_MINUTE);
+      TokenBucket bucket = callbackBuckets.compute(tenantId, (id, b) -> b == null || b.capacity() != perMinute
+          ? new TokenBucket(perMinute, perMinute * Quota.CALLBACK_BURST_SECONDS / 60, clock.millis()) : b);
+      long waitMs = bucket.reserve(clock.millis(), Math.max(0, maxWaitMs));
+      return waitMs >= 0
+          ? Future.succeededFuture(waitMs)
+          : Future.failedFuture(new QuotaExceeded(Quota.CALLBACKS_PER_MINUTE, perMinute,
+              Math.max(1, Quota.CALLBACK_BURST_SECONDS), "the calls of the tenant's sandboxes (search,"
+              + " list_documents, llm) are over " + perMinute + " a minute, and this call's turn would come after its"
+              + " cell's wall time"));
     });
   }
 
@@ -213,5 +236,6 @@ public final class Quotas {
   public void forget(UUID tenantId) {
     limits.remove(tenantId);
     buckets.remove(tenantId);
+    callbackBuckets.remove(tenantId);
   }
 }

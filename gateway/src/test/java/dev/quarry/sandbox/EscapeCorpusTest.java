@@ -254,7 +254,7 @@ class EscapeCorpusTest {
   private Callbacks callbacks() {
     return new TenantCallbacks(tenant, Scope.ALL, search, documents, QueryRules.of(db.config()),
         (prompt, deadline) -> Future.succeededFuture(new Llm.Reply("a fixed answer of the model stand-in", 0, 0)),
-        TokenAccount.unmetered(), () -> java.time.Instant.MAX);
+        TokenAccount.unmetered(), dev.quarry.callbacks.CallbackTurns.unmetered(), () -> java.time.Instant.MAX);
   }
 
   private List<String> containersOf(Map<String, String> labels) {
