@@ -199,7 +199,11 @@ public final class Gateway extends VerticleBase {
           // the gateway, because clients hold the API port's connections (red team R6-1).
           opsRoutes.mountProbes(metricsRouter);
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
+          // ... but a sandbox the engine cannot give (more CPU than it has) is a setting to fix: refused.
           Future<Void> reaped = sandboxes.start().recover(e -> {
+            if (e instanceof dev.quarry.config.InvalidSetting) {
+              return Future.failedFuture(e);
+            }
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
             return Future.succeededFuture();
           });

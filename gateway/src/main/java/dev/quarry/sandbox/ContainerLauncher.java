@@ -71,7 +71,9 @@ public final class ContainerLauncher {
   /** Where scoped sandboxes' views are; null for a launcher that never starts one. */
   private final ScopedViews views;
   private final Set<String> live = ConcurrentHashMap.newKeySet();
+  private final TenantCgroups cgroups;
   private volatile String resolvedUser;
+  private volatile Engine engine;
 
   public ContainerLauncher(DockerClient docker, SandboxSettings settings) {
     this(docker, settings, null);
@@ -82,6 +84,32 @@ public final class ContainerLauncher {
     this.docker = docker;
     this.settings = settings;
     this.views = views;
+    this.cgroups = new TenantCgroups(settings.cpu().cgroupParent(), () -> engine().cgroupDriver(),
+        TenantCgroups.CGROUP_ROOT);
+  }
+
+  /** What the engine says of itself: its CPUs, its memory, its cgroup driver. */
+  public record Engine(int cpus, long memoryBytes, String cgroupDriver) {}
+
+  /** The engine's {@link Engine}, asked once (blocking). */
+  public Engine engine() {
+    Engine e = engine;
+    if (e == null) {
+      try {
+        var info = docker.infoCmd().exec();
+        e = new Engine(info.getNCPU() == null ? 0 : info.getNCPU(), info.getMemTotal() == null ? 0 : info.getMemTotal(),
+            info.getCGroupDriver() == null ? "cgroupfs" : info.getCGroupDriver());
+      } catch (RuntimeException ex) {
+        throw map("ask the Docker engine about itself", ex);
+      }
+      engine = e;
+    }
+    return e;
+  }
+
+  /** The tenants' cgroups of this launcher's containers. */
+  TenantCgroups cgroups() {
+    return cgroups;
   }
 
   /** Where this launcher's scoped views are, or null. */
@@ -172,6 +200,8 @@ public final class ContainerLauncher {
     }
     Instant created = Instant.now();
     live.add(id);
+    // From here every path ends in remove() or cleanUp(), which say the container is gone.
+    cgroups.entering(tenantId);
     Path runDir = settings.runRoot().resolve(settings.gatewayId()).resolve(id);
     String containerId = null;
     try {
@@ -185,7 +215,7 @@ public final class ContainerLauncher {
       start(containerId);
       return new Sandbox(id, containerId, tenantId, runDir, created);
     } catch (RuntimeException e) {
-      cleanUp(id, containerId, runDir, e);
+      cleanUp(id, tenantId, containerId, runDir, e);
       throw e;
     }
   }
@@ -246,6 +276,8 @@ public final class ContainerLauncher {
             new Bind(docs.toString(), new Volume(DOCUMENTS_DIR), AccessMode.ro),
             new Bind(runDir.toString(), new Volume(SOCKET_DIR), AccessMode.rw))
         .withIpcMode("private")
+        // The tenant's group: the kernel shares the CPU between tenants, not between containers.
+        .withCgroupParent(cgroups.parentOf(tenantId))
         // A tiny init as PID 1 reaps the orphans hostile code leaves behind; zombies would
         // otherwise hold on to the pids limit for the sandbox's whole life.
         .withInit(true)
@@ -346,7 +378,9 @@ public final class ContainerLauncher {
         views.remove(sandbox.id());
       }
     } finally {
-      live.remove(sandbox.id());
+      if (live.remove(sandbox.id())) {
+        cgroups.left(sandbox.tenantId());
+      }
     }
   }
 
@@ -489,7 +523,7 @@ public final class ContainerLauncher {
     }
   }
 
-  private void cleanUp(String id, String containerId, Path runDir, RuntimeException cause) {
+  private void cleanUp(String id, UUID tenantId, String containerId, Path runDir, RuntimeException cause) {
     try {
       if (containerId != null) {
         removeContainer(containerId);
@@ -502,7 +536,9 @@ public final class ContainerLauncher {
       // The reaper gets what this could not remove; the launch failure is what the caller needs.
       cause.addSuppressed(e);
     } finally {
-      live.remove(id);
+      if (live.remove(id)) {
+        cgroups.left(tenantId);
+      }
     }
   }
 

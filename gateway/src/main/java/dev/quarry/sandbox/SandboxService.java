@@ -1,6 +1,7 @@
 package dev.quarry.sandbox;
 
 import com.github.dockerjava.api.DockerClient;
+import dev.quarry.config.InvalidSetting;
 import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -110,26 +111,60 @@ public final class SandboxService {
     metrics.sandboxCapacity(capacity::limit, capacity::used, capacity::waiting);
   }
 
-  /** Reaps leftovers of earlier runs and starts the periodic reaper. */
+  /**
+   * Reaps leftovers of earlier runs, starts the periodic reaper, and sizes the gateway to the engine
+   * ({@link #checkEngine}). Fails with {@link InvalidSetting} for a sandbox the engine cannot give.
+   */
   public Future<Void> start() {
-    return reaper.start(vertx).<Void>mapEmpty().onSuccess(v -> checkEngineMemory());
+    return reaper.start(vertx).compose(n -> vertx.<Void>executeBlocking(() -> {
+      checkEngine(launcher.engine());
+      return null;
+    }, false).recover(e -> {
+      if (e instanceof InvalidSetting) {
+        return Future.failedFuture(e);
+      }
+      LOG.debug("asking the engine about its CPUs and memory: {}", e.toString());
+      return Future.succeededFuture();
+    }));
   }
 
   /**
-   * Says so at start-up when the engine has less memory than the limit's sandboxes may take: then
-   * the kernel, not the limit, decides which sandbox dies under load.
+   * Holds the sandboxes to what the engine has. A sandbox's CPU limit must be one the engine can
+   * give (else every start would fail: refused). The gateway keeps no more containers than the
+   * engine's CPUs times {@code QUARRY_SANDBOX_CPU_OVERCOMMIT} carry at their CPU limit, so their limits
+   * add up to at most that, and each tenant's share of them (its CPU) shrinks with them. Says so
+   * when the engine has less memory than the sandboxes may take: then the kernel, not the limit,
+   * decides which sandbox dies under load.
    */
-  private void checkEngineMemory() {
-    long needed = (long) settings.maxActive() * settings.limits().memoryBytes();
-    vertx.executeBlocking(() -> docker.infoCmd().exec().getMemTotal(), false).onComplete(ar -> {
-      if (ar.succeeded() && ar.result() != null && ar.result() < needed) {
-        LOG.warn("QUARRY_SANDBOX_MAX_ACTIVE={} sandboxes of {} MiB need {} MiB, but the Docker engine has {} MiB;"
-            + " lower QUARRY_SANDBOX_MAX_ACTIVE or QUARRY_SANDBOX_MEMORY_MIB", settings.maxActive(),
-            settings.limits().memoryBytes() >> 20, needed >> 20, ar.result() >> 20);
-      } else if (ar.failed()) {
-        LOG.debug("reading the engine's memory: {}", ar.cause().toString());
+  private void checkEngine(ContainerLauncher.Engine engine) {
+    SandboxSettings.Cpu cpu = settings.cpu();
+    double cpus = cpu.engineCpus() > 0 ? cpu.engineCpus() : engine.cpus();
+    long nanoCpus = settings.limits().nanoCpus();
+    if (cpus > 0) {
+      if (nanoCpus > cpus * 1e9) {
+        throw new InvalidSetting("QUARRY_SANDBOX_MILLI_CPUS=" + nanoCpus / 1_000_000 + " is more than the "
+            + cpus + " CPUs the Docker engine has" + (cpu.engineCpus() > 0 ? " (QUARRY_SANDBOX_ENGINE_CPUS)" : "")
+            + "; no sandbox could start");
       }
-    });
+      int fit = cpu.sandboxes(cpus, nanoCpus);
+      if (fit < 1) {
+        throw new InvalidSetting("QUARRY_SANDBOX_CPU_OVERCOMMIT=" + cpu.overcommit() + " leaves the engine's " + cpus
+            + " CPUs no room for one sandbox of QUARRY_SANDBOX_MILLI_CPUS=" + nanoCpus / 1_000_000);
+      }
+      if (fit < settings.maxActive()) {
+        capacity.lowerTo(fit);
+        LOG.info("at most {} sandboxes at once, not QUARRY_SANDBOX_MAX_ACTIVE={}: {} of {} milli-CPUs fit the engine's"
+            + " {} CPUs at QUARRY_SANDBOX_CPU_OVERCOMMIT={} (one tenant holds at most {} of them)", fit,
+            settings.maxActive(), fit, nanoCpus / 1_000_000, cpus, cpu.overcommit(),
+            Math.min(fit, settings.fairness().tenantShare(fit)));
+      }
+    }
+    long needed = (long) capacity.limit() * settings.limits().memoryBytes();
+    if (engine.memoryBytes() > 0 && engine.memoryBytes() < needed) {
+      LOG.warn("{} sandboxes of {} MiB need {} MiB, but the Docker engine has {} MiB; lower QUARRY_SANDBOX_MAX_ACTIVE"
+          + " or QUARRY_SANDBOX_MEMORY_MIB", capacity.limit(), settings.limits().memoryBytes() >> 20, needed >> 20,
+          engine.memoryBytes() >> 20);
+    }
   }
 
   public SandboxSettings settings() {
@@ -160,9 +195,10 @@ public final class SandboxService {
       return Future.failedFuture(removed(tenantId));
     }
     return sandboxQuota.apply(tenantId).compose(quota -> {
-      int share = settings.fairness().tenantShare(settings.maxActive());
+      // The share of what the gateway keeps now: QUARRY_SANDBOX_MAX_ACTIVE, or fewer when the engine's CPUs say so.
+      int share = settings.fairness().tenantShare(capacity.limit());
       if (!hold(tenantId, Math.min(quota, share))) {
-        return Future.failedFuture(new SandboxQuotaExceeded(quota, share, settings.maxActive()));
+        return Future.failedFuture(new SandboxQuotaExceeded(quota, share, capacity.limit()));
       }
       java.util.concurrent.atomic.AtomicBoolean givenBack = new java.util.concurrent.atomic.AtomicBoolean();
       Runnable giveBack = () -> {
@@ -476,6 +512,11 @@ public final class SandboxService {
   /** Fills the tenant's warm pool (start-up, tests); completes once it is full. */
   public Future<Void> warm(UUID tenantId) {
     return pool.warm(tenantId);
+  }
+
+  /** The tenants' cgroups of this gateway's sandboxes. */
+  TenantCgroups cgroups() {
+    return launcher.cgroups();
   }
 
   /** Where this gateway's scoped sandboxes have their views. */
