@@ -249,8 +249,9 @@ public record SandboxSettings(
     MountPrivacy.Policy mounts = MountPrivacy.Policy.fromEnv(s.oneOf("QUARRY_SANDBOX_MOUNT_PRIVACY", "warn", "require",
         "warn"));
     double overcommit = s.decimal("QUARRY_SANDBOX_CPU_OVERCOMMIT", Cpu.DEFAULT_OVERCOMMIT, 0.1, Cpu.MAX_OVERCOMMIT);
-    String engineCpus = s.optional("QUARRY_SANDBOX_ENGINE_CPUS", "the engine's (docker info)");
-    String cgroupParent = s.string("QUARRY_SANDBOX_CGROUP_PARENT", Cpu.DEFAULTS.cgroupParent());
+    double engineCpus = s.decimal("QUARRY_SANDBOX_ENGINE_CPUS", 0, 0, 4096);
+    String cgroupParent = s.string("QUARRY_SANDBOX_CGROUP_PARENT", Cpu.DEFAULTS.cgroupParent(),
+        Cpu.NO_GROUPS + ", or up to 32 letters, digits and _");
     if (cgroupParent.equals(Cpu.NO_GROUPS)) {
       cgroupParent = "";
     }
@@ -261,24 +262,11 @@ public record SandboxSettings(
           gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
           runRoot, limits, SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
           pool, reap, reapAll, maxActive, maxWait, fairness, mounts,
-          new Cpu(overcommit, engineCpus.isEmpty() ? 0 : cpus(engineCpus), cgroupParent));
+          new Cpu(overcommit, engineCpus, cgroupParent));
     } catch (IllegalArgumentException e) {
       // The constructor's own checks (the gateway id's form): the same error as every other setting.
       throw new InvalidSetting(e.getMessage());
     }
-  }
-
-  /** {@code QUARRY_SANDBOX_ENGINE_CPUS}: a number of CPUs, above 0. */
-  private static double cpus(String value) {
-    try {
-      double d = Double.parseDouble(value.strip());
-      if (d > 0 && d <= 4096) {
-        return d;
-      }
-    } catch (NumberFormatException e) {
-      // said below
-    }
-    throw new InvalidSetting("QUARRY_SANDBOX_ENGINE_CPUS=" + value + " must be a number of CPUs in (0, 4096]");
   }
 
   /** The same settings with another sharing of CPUs. */

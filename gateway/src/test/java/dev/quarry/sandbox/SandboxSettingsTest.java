@@ -71,6 +71,8 @@ class SandboxSettingsTest {
         .hasMessageContaining("QUARRY_SANDBOX_ENGINE_CPUS=lots");
     assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_ENGINE_CPUS", "-1")))
         .hasMessageContaining("QUARRY_SANDBOX_ENGINE_CPUS=-1");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_ENGINE_CPUS", "5000")))
+        .hasMessageContaining("QUARRY_SANDBOX_ENGINE_CPUS=5000");
     assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CGROUP_PARENT", "a-b")))
         .hasMessageContaining("QUARRY_SANDBOX_CGROUP_PARENT='a-b'");
     assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CGROUP_PARENT", "../x")))
