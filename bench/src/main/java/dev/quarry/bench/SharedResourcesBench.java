@@ -29,24 +29,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The shared resources of issue 33, classes 3 to 5, with the real runner: a quiet tenant beside a
- * noisy one that (a) keeps 8 sandboxes busy on the CPU, (b) has 8 sandboxes calling {@code search}
- * in a loop, (c) opens 8 scoped sandboxes of a large document. The quiet tenant's CPU-bound cell,
- * search and scoped execution are measured alone and beside each. The data and run directories are
- * tmpfs mounts of their own, as in production (mount privacy); the run directory's is
- * {@value #RUN_TMPFS_MIB} MiB. Runs as root (it mounts them). Standalone:
+ * The shared resources of issue 33, classes 3 to 5: a quiet tenant beside a noisy one that (a) keeps
+ * 8 sandboxes spinning on the CPU (real runner), (b) has 8 executions each sending 1000 searches at
+ * once (the tests' hostile runner, as escaped code could), (c) opens 8 scoped sandboxes of a large
+ * document (real runner). The quiet tenant's CPU-bound cell, search and scoped execution are measured
+ * alone and beside each, in alternating rounds. The data and run directories are tmpfs mounts of
+ * their own, as in production (mount privacy); the run directory's is
+ * {@code bench.shared.run.mib} MiB. Runs as root (it mounts them). Standalone:
  * {@code java -cp <bench classpath> dev.quarry.bench.SharedResourcesBench}.
  */
 public final class SharedResourcesBench {
   private static final String ADMIN_TOKEN = "bench-admin-token-0123456789";
   private static final int NOISY = 8;
-  private static final int CELLS = Integer.getInteger("bench.shared.cells", 12);
+  private static final int CELLS = Integer.getInteger("bench.shared.cells", 5);
   private static final int SEARCHES = Integer.getInteger("bench.shared.searches", 40);
   private static final int RUN_TMPFS_MIB = Integer.getInteger("bench.shared.run.mib", 2);
   /** A cell of about a third of a second of CPU alone, in the runner's language. */
-  private static final String CPU_CELL = "n = 0\nfor i in range(600000):\n    n = n + i * i % 7\nprint(n)";
+  private static final String CPU_CELL = "n = 0\nfor i in range(1500000):\n    n = n + i * i % 7\nprint(n)";
   private static final String BUSY = "print('busy')\nwhile True:\n    pass";
-  private static final String SEARCH_LOOP = "print('busy')\nwhile True:\n    await search('ferry timetable', limit=100)";
 
   private final Vertx vertx = Vertx.vertx();
   private WebClient client;
@@ -54,11 +54,15 @@ public final class SharedResourcesBench {
   private final AtomicInteger quietFailures = new AtomicInteger();
   /** Why noisy executions did not start, by phase: the status and the first refusal's body. */
   private final List<String> refusals = new ArrayList<>();
+  /** How the flooding executions ended: status and the kinds of outcome they printed. */
+  private final java.util.Map<String, Integer> floodOutcomes = new java.util.concurrent.ConcurrentSkipListMap<>();
 
   public static void main(String[] args) throws Exception {
     System.out.println(new SharedResourcesBench().run());
     System.exit(0);
   }
+
+  private static final int ROUNDS = Integer.getInteger("bench.shared.rounds", 4);
 
   String run() throws Exception {
     Path base = Files.createTempDirectory("quarry-bench-shared");
@@ -71,15 +75,13 @@ public final class SharedResourcesBench {
       Config config = c.withTenancy(c.tenancy().withAdminToken(ADMIN_TOKEN)
           .withDefault(dev.quarry.config.Quota.REQUESTS_PER_MINUTE, 1_000_000));
       SandboxSettings env = SandboxSettings.fromEnv(System.getenv());
-      SandboxSettings sandboxes = new SandboxSettings(env.dockerHost(), env.image(), List.of(), env.user(),
-          "bench-shared-" + java.util.UUID.randomUUID().toString().substring(0, 8), runDir, env.limits(),
-          env.maxLimits(), 0, env.reapInterval(), false, env.maxActive(), env.maxWait(), env.fairness(),
-          MountPrivacy.Policy.REQUIRE);
-      QuarryMetrics metrics = new QuarryMetrics();
-      Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, new Gateway.AgentWiring(null, sandboxes));
       StringBuilder md = new StringBuilder();
       try {
-        vertx.deployVerticle(gateway).await();
+        // The real runner: the CPU and the scoped sandboxes.
+        QuarryMetrics metrics = new QuarryMetrics();
+        Gateway gateway = new Gateway(config, OpsSettings.DEFAULTS, metrics, new Gateway.AgentWiring(null,
+            settings(env, env.image(), runDir)));
+        String deployment = vertx.deployVerticle(gateway).await();
         port = gateway.port();
         client = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(port));
         String quiet = key(tenantId("quiet"));
@@ -92,34 +94,27 @@ public final class SharedResourcesBench {
         String bigDoc = ingest(noisy, "large.md", large());
         cells(quiet, new ArrayList<>(), new ArrayList<>()); // warm-up
 
-        // (a) CPU: 8 sandboxes spinning.
+        // (a) CPU: the noisy tenant's sandboxes spinning; alone and beside in alternating rounds.
         List<Double> aloneCell = new ArrayList<>();
         List<Double> aloneCellWall = new ArrayList<>();
-        cells(quiet, aloneCell, aloneCellWall);
-        HttpClient http = noisyHttp();
-        int busy = hold(http, noisy, BUSY, null);
         List<Double> busyCell = new ArrayList<>();
         List<Double> busyCellWall = new ArrayList<>();
-        cells(quiet, busyCell, busyCellWall);
-        http.close().await();
-        awaitIdle(gateway);
+        int busy = 0;
+        for (int round = 0; round < ROUNDS; round++) {
+          cells(quiet, aloneCell, aloneCellWall);
+          HttpClient http = noisyHttp();
+          List<HttpClientRequest> held = new ArrayList<>();
+          busy = hold(http, noisy, BUSY, null, held);
+          cells(quiet, busyCell, busyCellWall);
+          stop(http, held, gateway);
+        }
 
-        // (b) callbacks: 8 sandboxes calling search(limit=100) one after the other, as fast as served.
-        List<Double> aloneSearch = searches(quiet);
-        http = noisyHttp();
-        double servedBefore = served(metrics);
-        long floodStart = System.nanoTime();
-        int flooding = hold(http, noisy, SEARCH_LOOP, null);
-        List<Double> floodSearch = searches(quiet);
-        double floodRate = (served(metrics) - servedBefore) / ((System.nanoTime() - floodStart) / 1e9);
-        http.close().await();
-        awaitIdle(gateway);
-
-        // (c) disk: 8 scoped sandboxes of the large document.
+        // (c) disk: scoped sandboxes of the large document.
         FileStore runStore = Files.getFileStore(runDir);
         long runUsedBefore = runStore.getTotalSpace() - runStore.getUnallocatedSpace();
-        http = noisyHttp();
-        int scoped = hold(http, noisy, BUSY, bigDoc);
+        HttpClient http = noisyHttp();
+        List<HttpClientRequest> held = new ArrayList<>();
+        int scoped = hold(http, noisy, BUSY, bigDoc, held);
         long runUsed = runStore.getTotalSpace() - runStore.getUnallocatedSpace() - runUsedBefore;
         int quietScopedOk = 0;
         String quietScopedError = "";
@@ -134,25 +129,63 @@ public final class SharedResourcesBench {
             quietScopedError = r.statusCode() + " " + r.bodyAsString();
           }
         }
-        http.close().await();
-        awaitIdle(gateway);
+        stop(http, held, gateway);
+        vertx.undeploy(deployment).await();
+
+        // (b) callbacks, with the runner of escaped code: each noisy execution sends 1000 searches at once.
+        QuarryMetrics floodMetrics = new QuarryMetrics();
+        Gateway flooded = new Gateway(config, OpsSettings.DEFAULTS, floodMetrics, new Gateway.AgentWiring(null,
+            settings(env, hostileImage(env.image()), runDir)));
+        deployment = vertx.deployVerticle(flooded).await();
+        port = flooded.port();
+        client = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setDefaultPort(port));
+        searches(quiet); // warm-up
+        List<Double> aloneSearch = new ArrayList<>();
+        List<Double> floodSearch = new ArrayList<>();
+        double floodSeconds = 0;
+        double served = 0;
+        for (int round = 0; round < ROUNDS; round++) {
+          aloneSearch.addAll(searches(quiet));
+          HttpClient floodHttp = noisyHttp();
+          AtomicBoolean on = new AtomicBoolean(true);
+          for (int i = 0; i < NOISY; i++) {
+            flood(floodHttp, noisy, on);
+          }
+          // Until the floods' sandboxes have started and their calls come in (at most a minute).
+          double before = served(floodMetrics);
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+          while (served(floodMetrics) - before < 50 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+          }
+          long start = System.nanoTime();
+          double servedAtStart = served(floodMetrics);
+          floodSearch.addAll(searches(quiet));
+          floodSeconds += (System.nanoTime() - start) / 1e9;
+          served += served(floodMetrics) - servedAtStart;
+          on.set(false);
+          floodHttp.close().await();
+          awaitIdle(flooded);
+        }
+        double floodRate = served / floodSeconds;
+        vertx.undeploy(deployment).await();
 
         md.append(String.format(Locale.ROOT, "%n### Shared CPU, callbacks and disk (issue 33, classes 3-5)%n%n"
-            + "The quiet tenant alone, then beside the noisy tenant's sandboxes (real runner, %d asked for each time;"
-            + " no warm pool): (a) `while True: pass`, (b) `while True: await search('ferry timetable', limit=100)`,"
-            + " (c) scoped to one %.0f KB document, idle on the CPU loop. Data and run directories are tmpfs mounts,"
-            + " the run directory's %d MiB. Sandbox CPU %d milli-CPUs, engine CPUs %d.%n%n",
-            NOISY, large().length() / 1000.0, RUN_TMPFS_MIB, sandboxes.limits().nanoCpus() / 1_000_000,
+            + "The quiet tenant alone, then beside the noisy tenant's sandboxes (%d asked for each time, no warm pool),"
+            + " %d alternating rounds: (a) real runner, `while True: pass`; (b) the tests' hostile runner, each"
+            + " execution sending `search(limit=100)` 1000 times at once, re-sent as it ends; (c) real runner, scoped"
+            + " to one %.0f KB document, spinning. Data and run directories are tmpfs mounts, the run directory's"
+            + " %d MiB. Sandbox CPU %d milli-CPUs, %d CPUs.%n%n",
+            NOISY, ROUNDS, large().length() / 1000.0, RUN_TMPFS_MIB, env.limits().nanoCpus() / 1_000_000,
             Runtime.getRuntime().availableProcessors()));
         md.append("| quiet tenant | alone p50 ms | beside p50 ms | ratio | alone p95 ms | beside p95 ms | ratio |\n"
             + "|---|---:|---:|---:|---:|---:|---:|\n");
         row(md, "CPU cell (its duration_ms), " + busy + " busy sandboxes", aloneCell, busyCell);
         row(md, "CPU cell (request), " + busy + " busy sandboxes", aloneCellWall, busyCellWall);
-        row(md, "search, " + flooding + " sandboxes calling search", aloneSearch, floodSearch);
-        md.append(String.format(Locale.ROOT, "%n- noisy sandboxes admitted: (a) %d, (b) %d, (c) %d of %d each%n",
-            busy, flooding, scoped, NOISY));
-        md.append(String.format(Locale.ROOT, "- (b) searches served to the noisy tenant's sandboxes: %.0f a second%n",
-            floodRate));
+        row(md, "search, " + NOISY + " flooding executions", aloneSearch, floodSearch);
+        md.append(String.format(Locale.ROOT, "%n- noisy sandboxes running: (a) %d, (c) %d of %d asked%n",
+            busy, scoped, NOISY));
+        md.append(String.format(Locale.ROOT, "- (b) searches served to the noisy tenant's sandboxes: %.0f a second;"
+            + " flooding executions ended: %s%n", floodRate, floodOutcomes));
         md.append(String.format(Locale.ROOT, "- (c) run directory used by %d scoped sandboxes: %d KiB of %d MiB;"
             + " the quiet tenant's scoped executions: %d of 3 succeeded%s%n", scoped, runUsed / 1024, RUN_TMPFS_MIB,
             quietScopedOk, quietScopedError.isEmpty() ? "" : " (" + clip(quietScopedError) + ")"));
@@ -169,6 +202,63 @@ public final class SharedResourcesBench {
       sh("umount", "-l", dataDir.toString());
       sh("umount", "-l", runDir.toString());
     }
+  }
+
+  private static SandboxSettings settings(SandboxSettings env, String image, Path runDir) {
+    return new SandboxSettings(env.dockerHost(), image, List.of(), env.user(),
+        "bench-shared-" + java.util.UUID.randomUUID().toString().substring(0, 8), runDir, env.limits(),
+        env.maxLimits(), 0, env.reapInterval(), false, env.maxActive(), env.maxWait(), env.fairness(),
+        MountPrivacy.Policy.REQUIRE);
+  }
+
+  /** Closes the noisy tenant's streams (so its sandboxes go now) and waits until they are gone. */
+  private void stop(HttpClient http, List<HttpClientRequest> held, Gateway gateway) throws Exception {
+    for (HttpClientRequest r : held) {
+      try {
+        r.connection().close().await();
+      } catch (RuntimeException e) {
+        // refused or ended already
+      }
+    }
+    http.close().await();
+    awaitIdle(gateway);
+  }
+
+  /** One flooding execution of the hostile runner, sent again when it ends while the phase lasts. */
+  private void flood(HttpClient http, String key, AtomicBoolean on) {
+    if (!on.get()) {
+      return;
+    }
+    http.request(new RequestOptions().setMethod(HttpMethod.POST).setHost("127.0.0.1").setPort(port)
+            .setURI("/v1/executions").putHeader("Content-Type", "application/json")
+            .putHeader("Authorization", "Bearer " + key))
+        .compose(req -> req.send(new JsonObject().put("code", "#flood 1000 search 100")
+            .put("limits", new JsonObject().put("callbacks", 1000).put("wall_time_ms", 60_000)).encode()))
+        .compose(resp -> resp.body().map(body -> resp.statusCode() + (resp.statusCode() == 200
+            ? " " + new JsonObject(body).getString("stdout", "").strip() : "")))
+        .onComplete(ar -> {
+          String outcome = ar.succeeded() ? ar.result().replaceAll("=\\d+", "") : ar.cause().getClass().getSimpleName();
+          floodOutcomes.merge(outcome, 1, Integer::sum);
+          // A refused one (the tenant at its share of the sandboxes) is asked again a second later, not at once.
+          if (ar.succeeded() && ar.result().startsWith("200")) {
+            flood(http, key, on);
+          } else {
+            vertx.setTimer(1000, t -> flood(http, key, on));
+          }
+        });
+  }
+
+  /** The hostile runner of the tests on {@code runner}, tagged with "-hostile". */
+  private static String hostileImage(String runner) throws Exception {
+    String tag = runner + "-hostile";
+    Path context = BenchPaths.detect().repoRoot().resolve("gateway/src/test/resources/hostile-runner");
+    Process p = new ProcessBuilder("docker", "build", "-q", "--build-arg", "RUNNER_IMAGE=" + runner, "-t", tag, ".")
+        .directory(context.toFile()).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes());
+    if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
+      throw new IllegalStateException("docker build of the hostile runner on " + runner + " failed:\n" + output);
+    }
+    return tag;
   }
 
   private static String clip(String s) {
@@ -227,6 +317,11 @@ public final class SharedResourcesBench {
    * given) and waits until each has printed "busy" or been refused; returns how many run.
    */
   private int hold(HttpClient http, String key, String code, String document) throws Exception {
+    return hold(http, key, code, document, new ArrayList<>());
+  }
+
+  private int hold(HttpClient http, String key, String code, String document, List<HttpClientRequest> held)
+      throws Exception {
     List<CompletableFuture<Boolean>> started = new ArrayList<>();
     for (int i = 0; i < NOISY; i++) {
       CompletableFuture<Boolean> running = new CompletableFuture<>();
@@ -239,6 +334,7 @@ public final class SharedResourcesBench {
       HttpClientRequest request = http.request(new RequestOptions().setMethod(HttpMethod.POST).setHost("127.0.0.1")
           .setPort(port).setURI("/v1/executions").putHeader("Accept", "text/event-stream")
           .putHeader("Content-Type", "application/json").putHeader("Authorization", "Bearer " + key)).await();
+      held.add(request);
       AtomicBoolean seen = new AtomicBoolean();
       request.response().onSuccess(response -> {
         if (response.statusCode() != 200) {
@@ -254,7 +350,7 @@ public final class SharedResourcesBench {
           if (!seen.get() && chunk.toString().contains("busy")) {
             seen.set(true);
             running.complete(true);
-          } else if (chunk.toString().contains("event: result")) {
+          } else if (!running.isDone() && chunk.toString().contains("event: result")) {
             synchronized (refusals) {
               refusals.add("ended: " + clip(chunk.toString()));
             }
