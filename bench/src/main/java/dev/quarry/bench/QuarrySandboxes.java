@@ -81,7 +81,8 @@ final class QuarrySandboxes implements AutoCloseable {
     SandboxSettings settings = new SandboxSettings(base.dockerHost(), image, base.command(), base.user(),
         "bench-" + UUID.randomUUID().toString().substring(0, 8), runRoot, base.limits(), base.maxLimits(), pool,
         base.reapInterval(), false, base.maxActive(), base.maxWait(), base.fairness());
-    SandboxService service = new SandboxService(stack.vertx(), settings, fs::sync);
+    SandboxService service = new SandboxService(stack.vertx(), settings,
+        new dev.quarry.sandbox.TenantTrees(fs.root(), fs::sync, (t, work) -> fs.sync(t, work::use)));
     service.start().await();
     return service;
   }
@@ -98,7 +99,7 @@ final class QuarrySandboxes implements AutoCloseable {
   Callbacks callbacks() {
     SearchService timed = stack.search();
     Callbacks gateway = new TenantCallbacks(tenant, Scope.ALL, timed, documents, QueryRules.of(db.config()),
-        null, TokenAccount.unmetered(), () -> java.time.Instant.MAX);
+        null, TokenAccount.unmetered(), dev.quarry.callbacks.CallbackTurns.unmetered(), () -> java.time.Instant.MAX);
     return new Callbacks() {
       @Override
       public Future<JsonArray> search(String query, int limit) {

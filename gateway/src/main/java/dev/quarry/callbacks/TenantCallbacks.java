@@ -26,7 +26,8 @@ import java.util.function.Supplier;
  * @param deadline when the work the code runs in must be done; each llm() ends by then
  */
 public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, DocumentStore documents,
-    QueryRules rules, Llm llm, TokenAccount tokens, Supplier<Instant> deadline) implements Callbacks {
+    QueryRules rules, Llm llm, TokenAccount tokens, CallbackTurns turns, Supplier<Instant> deadline)
+    implements Callbacks {
 
   @Override
   public Future<JsonArray> search(String query, int limit) {
@@ -35,7 +36,8 @@ public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, 
       return Future.failedFuture(CallbackFailure.valueError("search(): " + problem.get().message()));
     }
     Set<UUID> ids = scope.isAll() ? Set.of() : scope.documentIds();
-    return search.search(tenantId, new SearchRequest(query, limit, ids)).map(hits -> {
+    return turns.take(tenantId, deadline.get()).compose(turn -> search.search(tenantId,
+        new SearchRequest(query, limit, ids))).map(hits -> {
       JsonArray out = new JsonArray();
       hits.forEach(h -> out.add(h.toJson()));
       return out;
@@ -44,7 +46,7 @@ public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, 
 
   @Override
   public Future<JsonArray> listDocuments() {
-    return documents.list(tenantId).map(all -> {
+    return turns.take(tenantId, deadline.get()).compose(turn -> documents.list(tenantId)).map(all -> {
       JsonArray out = new JsonArray();
       all.stream().filter(d -> scope.includes(d.id())).forEach(d -> out.add(d.metadataJson()));
       return out;
@@ -76,7 +78,8 @@ public record TenantCallbacks(UUID tenantId, Scope scope, SearchService search, 
     }
     Future<Llm.Reply> reply;
     try {
-      reply = tokens.allowed(tenantId)
+      reply = turns.take(tenantId, deadline.get())
+          .compose(turn -> tokens.allowed(tenantId))
           .compose(left -> llm.complete(prompt, deadline.get(), maxCompletionTokens))
           .compose(r -> tokens.used(tenantId, r.total()).map(r));
     } catch (RuntimeException e) {

@@ -21,7 +21,17 @@ public enum Quota {
    * arrived (waiting for an ingest worker, or converting, embedding and writing); of them, at most
    * half a replica's ingest workers run at once there, the rest wait in the tenant's own line.
    */
-  CONCURRENT_INGESTS("concurrent_ingests", 4, 64, 10_000);
+  CONCURRENT_INGESTS("concurrent_ingests", 4, 64, 10_000),
+  /**
+   * Callbacks of the tenant's sandboxes ({@code search}, {@code list_documents}, {@code llm}, of
+   * executions, analyses and replays together) per minute on one replica: a token bucket holding
+   * {@link #CALLBACK_BURST_SECONDS} seconds' worth. A callback past it waits its turn, within its
+   * cell's wall time.
+   */
+  CALLBACKS_PER_MINUTE("callbacks_per_minute", 600, 100_000, 10_000_000);
+
+  /** How many seconds' worth of callbacks the bucket of {@link #CALLBACKS_PER_MINUTE} holds. */
+  public static final int CALLBACK_BURST_SECONDS = 10;
 
   private final String wireName;
   private final long builtInDefault;

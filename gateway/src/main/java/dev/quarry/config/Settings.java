@@ -31,6 +31,12 @@ public final class Settings {
     return raw(name, dflt);
   }
 
+  /** A string whose allowed values {@code bounds} describes (checked by the caller). */
+  public String string(String name, String dflt, String bounds) {
+    read.add(new Definition(name, dflt, bounds));
+    return raw(name, dflt);
+  }
+
   /** A string that must not be shown anywhere (passwords, keys): same reading, recorded as secret. */
   public String secret(String name, String dflt) {
     read.add(new Definition(name, dflt, "secret"));

@@ -8,6 +8,7 @@ import dev.quarry.agent.AbandonedAnalyses;
 import dev.quarry.agent.AgentSettings;
 import dev.quarry.agent.AnalysisService;
 import dev.quarry.callbacks.CallbackService;
+import dev.quarry.callbacks.CallbackTurns;
 import dev.quarry.callbacks.TokenAccount;
 import dev.quarry.search.QueryRules;
 import dev.quarry.agent.AnalysisStore;
@@ -19,6 +20,7 @@ import dev.quarry.ingest.Reembedder;
 import dev.quarry.sandbox.ContainerLauncher;
 import dev.quarry.sandbox.SandboxService;
 import dev.quarry.sandbox.SandboxSettings;
+import dev.quarry.sandbox.TenantTrees;
 import dev.quarry.search.Embedder;
 import dev.quarry.search.Embedders;
 import dev.quarry.search.SearchService;
@@ -163,7 +165,9 @@ public final class Gateway extends VerticleBase {
               new Notifications(vertx, Database.appConnectOptions(config)));
           Quotas quotas = new Quotas(pool, config.tenancy(), cluster.replicas());
           TenantStore tenants = new TenantStore(pool);
-          sandboxes = new SandboxService(vertx, sandboxed, documentsFs::sync, metrics,
+          TenantTrees trees = new TenantTrees(documentsFs.root(), documentsFs::sync,
+              (tenant, work) -> documentsFs.sync(tenant, work::use));
+          sandboxes = new SandboxService(vertx, sandboxed, trees, metrics,
               tenant -> quotas.limits(tenant).map(l -> (int) l.of(Quota.CONCURRENT_SANDBOXES)),
               tenant -> quotas.acquireSandbox(tenant).<Runnable>map(permit -> permit::close)
                   .recover(e -> Future.failedFuture(e instanceof QuotaExceeded over
@@ -181,7 +185,7 @@ public final class Gateway extends VerticleBase {
           // One room for what sandbox code may call, given to executions, analyses and replays alike:
           // every llm() on every path is asked of and counted in the tenant's daily tokens there.
           CallbackService callbacks = new CallbackService(search, documents, QueryRules.of(config),
-              model.configured() ? model.asLlm() : null, TokenAccount.of(quotas));
+              model.configured() ? model.asLlm() : null, TokenAccount.of(quotas), CallbackTurns.of(vertx, quotas));
           analyses = new AnalysisService(model, sandboxes::open, callbacks, quotas, new AnalysisStore(pool),
               agentSettings, CellOptions.defaults(sandboxed), metrics);
           // A drain lets running analyses finish within its grace, then cancels them; each records its end
@@ -224,7 +228,11 @@ public final class Gateway extends VerticleBase {
           // Without Docker the knowledge base still serves; executions answer 503 until it is back.
           // Once leftovers are gone, the sandbox image is pulled if the engine lacks it, and a probe
           // sandbox proves that sandboxes start (awaited only when no pull is needed).
+          // A sandbox the engine cannot give (more CPU than it has) is a setting to fix: refused.
           Future<Void> reaped = sandboxes.start().recover(e -> {
+            if (e instanceof dev.quarry.config.InvalidSetting) {
+              return Future.failedFuture(e);
+            }
             log.warn("sandboxes unavailable at start-up: {}", e.getMessage());
             return Future.succeededFuture();
           }).compose(v -> sandboxes.health().start());

@@ -72,12 +72,80 @@ public final class ContainerLauncher {
 
   private final DockerClient docker;
   private final SandboxSettings settings;
+  /** Where scoped sandboxes' views are; null for a launcher that never starts one. */
+  private final ScopedViews views;
   private final Set<String> live = ConcurrentHashMap.newKeySet();
+  private final TenantCgroups cgroups;
   private volatile String resolvedUser;
+  private volatile Engine engine;
 
   public ContainerLauncher(DockerClient docker, SandboxSettings settings) {
+    this(docker, settings, null);
+  }
+
+  /** @param views where this launcher's scoped sandboxes have their /documents; removed with them */
+  ContainerLauncher(DockerClient docker, SandboxSettings settings, ScopedViews views) {
     this.docker = docker;
     this.settings = settings;
+    this.views = views;
+    this.cgroups = new TenantCgroups(settings.cpu().cgroupParent(), () -> engine().cgroupDriver(),
+        TenantCgroups.CGROUP_ROOT);
+  }
+
+  /** What the engine says of itself: its CPUs, its memory, its cgroup driver. */
+  public record Engine(int cpus, long memoryBytes, String cgroupDriver) {}
+
+  /** The engine's {@link Engine}, asked once (blocking). */
+  public Engine engine() {
+    Engine e = engine;
+    if (e == null) {
+      try {
+        var info = docker.infoCmd().exec();
+        e = new Engine(info.getNCPU() == null ? 0 : info.getNCPU(), info.getMemTotal() == null ? 0 : info.getMemTotal(),
+            info.getCGroupDriver() == null ? "cgroupfs" : info.getCGroupDriver());
+      } catch (RuntimeException ex) {
+        throw map("ask the Docker engine about itself", ex);
+      }
+      engine = e;
+    }
+    return e;
+  }
+
+  /** The tenants' cgroups of this launcher's containers. */
+  TenantCgroups cgroups() {
+    return cgroups;
+  }
+
+  /** Where this launcher's scoped views are, or null. */
+  ScopedViews views() {
+    return views;
+  }
+
+  /**
+   * A new sandbox id, counted alive from now on (the {@link Reaper} leaves what carries it alone)
+   * until it is launched and removed, or {@link #release released}: so that what is prepared for a
+   * sandbox before its launch (its scoped view) is never taken for a leftover.
+   */
+  public String reserve() {
+    String id = HexFormat.of().formatHex(randomBytes());
+    live.add(id);
+    return id;
+  }
+
+  /** A reserved id that will not be launched: its scoped view (if any) goes, and the id with it. */
+  public void release(String id) {
+    try {
+      if (views != null) {
+        views.remove(id);
+      }
+    } finally {
+      live.remove(id);
+    }
+  }
+
+  /** Whether the sandbox is reserved, launched or not yet removed, now. */
+  public boolean isLive(String id) {
+    return live.contains(id);
   }
 
   /** The one Docker client of the gateway, over the dependency-free transport. */
@@ -119,14 +187,25 @@ public final class ContainerLauncher {
   /**
    * Like {@link #launch(UUID, Path, SandboxLimits, List)}, but lets the caller prepare the fresh run
    * directory before the container exists (the gateway's socket must be there before the runner
-   * dials it) and choose the documents directory then (a scoped one may live in the run directory).
+   * dials it) and choose the documents directory then.
    * A failing {@code setup} removes the run directory like any other failed launch.
    */
   public Sandbox launch(UUID tenantId, SandboxLimits limits, List<String> command, RunDirSetup setup) {
-    limits.requireWithin(settings.maxLimits());
-    String id = HexFormat.of().formatHex(randomBytes());
+    return launch(reserve(), tenantId, limits, command, setup);
+  }
+
+  /** As {@link #launch(UUID, SandboxLimits, List, RunDirSetup)}, under an id {@link #reserve reserved} for it. */
+  public Sandbox launch(String id, UUID tenantId, SandboxLimits limits, List<String> command, RunDirSetup setup) {
+    try {
+      limits.requireWithin(settings.maxLimits());
+    } catch (IllegalArgumentException e) {
+      release(id);
+      throw e;
+    }
     Instant created = Instant.now();
     live.add(id);
+    // From here every path ends in remove() or cleanUp(), which say the container is gone.
+    cgroups.entering(tenantId);
     Path runDir = settings.runRoot().resolve(settings.gatewayId()).resolve(id);
     String containerId = null;
     try {
@@ -141,7 +220,7 @@ public final class ContainerLauncher {
       start(containerId);
       return new Sandbox(id, containerId, tenantId, runDir, created);
     } catch (RuntimeException e) {
-      cleanUp(id, containerId, runDir, e);
+      cleanUp(id, tenantId, containerId, runDir, e);
       throw e;
     }
   }
@@ -204,6 +283,8 @@ public final class ContainerLauncher {
             new Bind(docs.toString(), new Volume(DOCUMENTS_DIR), AccessMode.ro),
             new Bind(runDir.toString(), new Volume(SOCKET_DIR), AccessMode.rw))
         .withIpcMode("private")
+        // The tenant's group: the kernel shares the CPU between tenants, not between containers.
+        .withCgroupParent(cgroups.parentOf(tenantId))
         // A tiny init as PID 1 reaps the orphans hostile code leaves behind; zombies would
         // otherwise hold on to the pids limit for the sandbox's whole life.
         .withInit(true)
@@ -292,13 +373,21 @@ public final class ContainerLauncher {
     }
   }
 
-  /** Force-removes the container and its run directory. Idempotent: a gone container is fine. */
+  /**
+   * Force-removes the container, its run directory and its scoped view. Idempotent: a gone container
+   * is fine.
+   */
   public void remove(Sandbox sandbox) {
     try {
       removeContainer(sandbox.containerId());
       deleteRunDir(sandbox.runDir());
+      if (views != null) {
+        views.remove(sandbox.id());
+      }
     } finally {
-      live.remove(sandbox.id());
+      if (live.remove(sandbox.id())) {
+        cgroups.left(sandbox.tenantId());
+      }
     }
   }
 
@@ -445,17 +534,22 @@ public final class ContainerLauncher {
     }
   }
 
-  private void cleanUp(String id, String containerId, Path runDir, RuntimeException cause) {
+  private void cleanUp(String id, UUID tenantId, String containerId, Path runDir, RuntimeException cause) {
     try {
       if (containerId != null) {
         removeContainer(containerId);
       }
       deleteRunDir(runDir);
+      if (views != null) {
+        views.remove(id);
+      }
     } catch (RuntimeException e) {
       // The reaper gets what this could not remove; the launch failure is what the caller needs.
       cause.addSuppressed(e);
     } finally {
-      live.remove(id);
+      if (live.remove(id)) {
+        cgroups.left(tenantId);
+      }
     }
   }
 

@@ -1,9 +1,5 @@
 package dev.quarry.sandbox;
 
-import dev.quarry.proto.sandbox.v1.CallbackError;
-import dev.quarry.proto.sandbox.v1.CallbackKind;
-import dev.quarry.proto.sandbox.v1.CallbackReply;
-import dev.quarry.proto.sandbox.v1.CallbackRequest;
 import dev.quarry.proto.sandbox.v1.Cancel;
 import dev.quarry.proto.sandbox.v1.CellLimits;
 import dev.quarry.proto.sandbox.v1.CellResult;
@@ -15,9 +11,6 @@ import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.Json;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
@@ -68,14 +61,12 @@ final class GrpcSandboxSession implements SandboxSession {
   private final ContainerLauncher launcher;
   private final LiveSandbox live;
   private final Scope scope;
-  private final Callbacks callbacks;
   private final Runnable onClosed;
   private final Runnable onRemoved;
   private final QuarryMetrics metrics;
   private final SandboxSettings.Fairness fairness;
-  /** This sandbox's callbacks in flight, and its tenant's across all of its sandboxes. */
-  private final InFlightLimit ownCallbacks;
-  private final InFlightLimit tenantCallbacks;
+  /** How this sandbox's callbacks take their turn and are answered. */
+  private final CallbackServing serving;
   private long stallTimer = -1;
   private Cell cell;
   private int cellCount;
@@ -89,13 +80,38 @@ final class GrpcSandboxSession implements SandboxSession {
       SandboxSettings.Fairness fairness, InFlightLimit tenantCallbacks) {
     this.vertx = vertx;
     this.fairness = fairness;
-    this.tenantCallbacks = tenantCallbacks;
-    this.ownCallbacks = new InFlightLimit(fairness.callbacksPerSandbox(), task -> vertx.runOnContext(v -> task.run()));
+    this.serving = new CallbackServing(vertx, new CallbackServing.Session() {
+      @Override
+      public String id() {
+        return GrpcSandboxSession.this.id();
+      }
+
+      @Override
+      public Cell current(String cellId) {
+        return GrpcSandboxSession.this.current(cellId);
+      }
+
+      @Override
+      public boolean isClosed() {
+        return GrpcSandboxSession.this.isClosed();
+      }
+
+      @Override
+      public boolean ending() {
+        synchronized (GrpcSandboxSession.this) {
+          return closed || deadReason != null;
+        }
+      }
+
+      @Override
+      public void protocolError(String detail) {
+        GrpcSandboxSession.this.protocolError(detail);
+      }
+    }, live, callbacks, metrics, fairness, tenantCallbacks);
     this.metrics = metrics;
     this.launcher = launcher;
     this.live = live;
     this.scope = scope;
-    this.callbacks = callbacks;
     this.onClosed = onClosed;
     this.onRemoved = onRemoved;
     live.endpoint().onMessage(this::received);
@@ -188,7 +204,7 @@ final class GrpcSandboxSession implements SandboxSession {
       closed = true;
       c = cell;
       cell = null;
-      ownCallbacks.clear();
+      serving.clear();
       if (stallTimer >= 0) {
         vertx.cancelTimer(stallTimer);
       }
@@ -214,7 +230,7 @@ final class GrpcSandboxSession implements SandboxSession {
               ? CellListener.Stream.STDERR : CellListener.Stream.STDOUT, message.getOutput().getText());
         }
       }
-      case CALLBACK -> serve(message.getCallback());
+      case CALLBACK -> serving.serve(message.getCallback());
       case FILE_READ -> {
         Cell c = current(message.getFileRead().getCellId());
         if (c != null && message.getFileRead().getPath().length() <= MAX_FILE_READ_PATH_CHARS) {
@@ -307,151 +323,8 @@ final class GrpcSandboxSession implements SandboxSession {
     return "\n[output truncated: over the limit of " + limit + " characters]\n";
   }
 
-  /**
-   * A callback takes its turn: at most {@code callbacksPerSandbox} of this sandbox and
-   * {@code callbacksPerTenant} of its tenant are served at once, the others wait in order (the code
-   * just awaits longer). Past {@link #MAX_WAITING_CALLBACKS} waiting, the stream is not read until
-   * the queue shrinks, so a flood costs the gateway no more than that.
-   */
-  private void serve(CallbackRequest request) {
-    Cell c = current(request.getCellId());
-    if (c == null) {
-      outsideCell(request);
-      return;
-    }
-    CallbackType type = CallbackType.of(request.getKind());
-    if (type != null) { // an unknown kind is refused below, and heard as nothing
-      c.notify(() -> c.listener.callback(type, CallbackArguments.of(request.getArgumentsJson())));
-    }
-    ownCallbacks.enter(() -> tenantCallbacks.enter(() -> {
-      Places places = new Places(c);
-      try {
-        // A call whose cell ended (or whose session closed) while it waited is not served.
-        if (isClosed() || !c.admit(places)) {
-          places.giveBack();
-          return;
-        }
-        answer(request, places);
-      } catch (Throwable e) { // answer() catches its own; this is the last guard of the places
-        LOG.warn("callback {} of sandbox {} could not start: {}", request.getKind(), id(), e.toString());
-        places.giveBack();
-      }
-    }));
-    if (ownCallbacks.waiting() >= MAX_WAITING_CALLBACKS) {
-      live.endpoint().pauseReading();
-    }
-  }
-
-  /**
-   * A callback that names no running cell, or another cell than the running one: the runner sends a
-   * cell's calls only while that cell runs, so this is a stream the sandbox's code took over (a
-   * thread left behind by an earlier cell, say). It is refused without being served, counted, cited
-   * or recorded; the code hears why, and the sandbox is ended as for any protocol error (a call from
-   * a sandbox already ending or closed is only refused).
-   */
-  private void outsideCell(CallbackRequest request) {
-    String name = callbackName(request.getKind());
-    metrics.callback(name, "refused", Duration.ZERO);
-    String cellId = CallbackArguments.cut(request.getCellId(), 40);
-    live.endpoint().send(GatewayMessage.newBuilder().setCallbackReply(CallbackReply.newBuilder()
-        .setCallId(request.getCallId())
-        .setError(CallbackError.newBuilder().setType("RuntimeError").setMessage(name
-            + "() was called outside its cell (cell id '" + cellId + "' is not the running cell's); a call is"
-            + " served only while the cell that makes it runs"))).build());
-    boolean ending;
-    synchronized (this) {
-      ending = closed || deadReason != null;
-    }
-    if (!ending) {
-      protocolError("a " + name + " callback outside its cell (cell id '" + cellId + "')");
-    }
-  }
-
   private synchronized boolean isClosed() {
     return closed;
-  }
-
-  /**
-   * The places (one of the sandbox's, one of its tenant's) a callback being served holds. They are
-   * given back once: when the call completes, or when its cell ends (or its session closes) with
-   * the call still running, whichever is first. A call outliving its cell (an llm() still waiting
-   * on the model) then holds none of its tenant's places (R6-8), and its late completion gives
-   * nothing back twice.
-   */
-  private final class Places {
-    private final java.util.concurrent.atomic.AtomicBoolean given = new java.util.concurrent.atomic.AtomicBoolean();
-    private final Cell cell;
-
-    Places(Cell cell) {
-      this.cell = cell;
-    }
-
-    /** Gives the places to the next callbacks, and resumes reading once few wait; true the first time only. */
-    boolean giveBack() {
-      if (!given.compareAndSet(false, true)) {
-        return false;
-      }
-      cell.forget(this);
-      tenantCallbacks.leave();
-      ownCallbacks.leave();
-      if (ownCallbacks.waiting() <= MAX_WAITING_CALLBACKS / 2) {
-        live.endpoint().resumeReading();
-      }
-      return true;
-    }
-
-    boolean givenBack() {
-      return given.get();
-    }
-  }
-
-  /**
-   * Serves one callback and replies. Whatever happens inside (an Error such as OutOfMemoryError
-   * included), its places are given back exactly once: a leak would stop the tenant's callbacks for
-   * good once {@code callbacksPerTenant} had leaked.
-   */
-  private void answer(CallbackRequest request, Places places) {
-    long started = System.nanoTime();
-    Future<String> result;
-    try {
-      result = call(request.getKind(), request.getArgumentsJson());
-    } catch (Throwable e) {
-      result = Future.failedFuture(e);
-    }
-    try {
-      result.onComplete(ar -> {
-        if (places.givenBack()) {
-          return; // its cell ended first: nobody waits for the reply, and its places are back already
-        }
-        try {
-          reply(request, ar, started);
-        } catch (Throwable e) {
-          LOG.warn("callback {} of sandbox {}: no reply could be sent: {}", request.getKind(), id(), e.toString());
-        } finally {
-          places.giveBack();
-        }
-      });
-    } catch (Throwable e) {
-      LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), e.toString());
-      places.giveBack();
-    }
-  }
-
-  private void reply(CallbackRequest request, io.vertx.core.AsyncResult<String> ar, long started) {
-    metrics.callback(callbackName(request.getKind()), ar.succeeded() ? "ok"
-        : ar.cause() instanceof CallbackFailure ? "refused" : "error",
-        Duration.ofNanos(System.nanoTime() - started));
-    CallbackReply.Builder reply = CallbackReply.newBuilder().setCallId(request.getCallId());
-    if (ar.succeeded()) {
-      reply.setResultJson(ar.result());
-    } else if (ar.cause() instanceof CallbackFailure f) {
-      reply.setError(CallbackError.newBuilder().setType(f.type()).setMessage(nonEmpty(f.message(), f.type())));
-    } else {
-      LOG.warn("callback {} of sandbox {} failed: {}", request.getKind(), id(), ar.cause().toString());
-      reply.setError(CallbackError.newBuilder().setType("RuntimeError")
-          .setMessage(callbackName(request.getKind()) + " failed inside the gateway"));
-    }
-    live.endpoint().send(GatewayMessage.newBuilder().setCallbackReply(reply).build());
   }
 
   /**
@@ -462,7 +335,7 @@ final class GrpcSandboxSession implements SandboxSession {
    */
   private void backlog(boolean full) {
     if (full) {
-      ownCallbacks.pause();
+      serving.pause();
       synchronized (this) {
         if (stallTimer < 0 && !closed) {
           stallTimer = vertx.setTimer(fairness.stallTimeout().toMillis(), t -> stalled());
@@ -476,7 +349,7 @@ final class GrpcSandboxSession implements SandboxSession {
         stallTimer = -1;
       }
     }
-    ownCallbacks.resume();
+    serving.resume();
   }
 
   private void stalled() {
@@ -495,47 +368,6 @@ final class GrpcSandboxSession implements SandboxSession {
       markDead(message);
       killContainer();
     }
-  }
-
-  private Future<String> call(CallbackKind kind, String argumentsJson) {
-    // Checked before parsing: the runner refuses larger arguments itself, so only escaped code sends them.
-    if (argumentsJson.length() > MAX_CALLBACK_ARGUMENT_CHARS) {
-      throw CallbackFailure.valueError(callbackName(kind) + "(): arguments of " + argumentsJson.length()
-          + " characters are over the " + MAX_CALLBACK_ARGUMENT_CHARS + " limit");
-    }
-    JsonObject args = new JsonObject(argumentsJson);
-    return switch (kind) {
-      case CALLBACK_KIND_SEARCH -> {
-        Object query = args.getValue("query");
-        Object limit = args.getValue("limit", 10);
-        if (!(query instanceof String q)) {
-          throw CallbackFailure.valueError("search(query, limit): query must be a string");
-        }
-        if (!(limit instanceof Integer || limit instanceof Long)) {
-          throw CallbackFailure.valueError("search(query, limit): limit must be an integer");
-        }
-        // Decoding only: what a query and a limit must be is the callbacks' rule (QueryRules), worded there.
-        long n = ((Number) limit).longValue();
-        if (n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
-          throw CallbackFailure.valueError("search(): limit " + n + " is out of range");
-        }
-        yield callbacks.search(q, (int) n).map(JsonArray::encode);
-      }
-      case CALLBACK_KIND_LIST_DOCUMENTS -> callbacks.listDocuments().map(JsonArray::encode);
-      case CALLBACK_KIND_LLM -> {
-        if (!(args.getValue("prompt") instanceof String prompt)) {
-          throw CallbackFailure.valueError("llm(prompt): prompt must be a string");
-        }
-        yield callbacks.llm(prompt).map(Json::encode);
-      }
-      default -> throw CallbackFailure.runtimeError("unknown callback " + kind);
-    };
-  }
-
-  /** The callback's label in metrics and errors: its contract name, or "callback" for an unknown kind. */
-  private static String callbackName(CallbackKind kind) {
-    CallbackType type = CallbackType.of(kind);
-    return type == null ? "callback" : type.wireName();
   }
 
   // --- how a sandbox ends ---
@@ -663,7 +495,7 @@ final class GrpcSandboxSession implements SandboxSession {
   }
 
   /** One running cell: its output so far and what waits for its end. */
-  private static final class Cell {
+  static final class Cell {
     final String id;
     final CellOptions options;
     final CellListener listener;
@@ -679,7 +511,7 @@ final class GrpcSandboxSession implements SandboxSession {
     long timer = -1;
     long cancelTimer = -1;
     /** The places of this cell's callbacks being served; null once the cell ended. */
-    private java.util.Set<Places> serving = new java.util.HashSet<>();
+    private java.util.Set<CallbackServing.Places> serving = new java.util.HashSet<>();
 
     Cell(String id, CellOptions options, CellListener listener, QuarryMetrics metrics) {
       this.id = id;
@@ -755,7 +587,7 @@ final class GrpcSandboxSession implements SandboxSession {
     }
 
     /** A callback of this cell starts being served; false when the cell has ended. */
-    synchronized boolean admit(Places places) {
+    synchronized boolean admit(CallbackServing.Places places) {
       if (serving == null) {
         return false;
       }
@@ -763,7 +595,7 @@ final class GrpcSandboxSession implements SandboxSession {
       return true;
     }
 
-    synchronized void forget(Places places) {
+    synchronized void forget(CallbackServing.Places places) {
       if (serving != null) {
         serving.remove(places);
       }
@@ -774,13 +606,13 @@ final class GrpcSandboxSession implements SandboxSession {
      * they are back by the time anyone hears the outcome; their late completions give back nothing.
      */
     void end(CellOutcome outcome) {
-      java.util.Set<Places> running;
+      java.util.Set<CallbackServing.Places> running;
       synchronized (this) {
         running = serving;
         serving = null;
       }
       if (running != null) {
-        running.forEach(Places::giveBack);
+        running.forEach(CallbackServing.Places::giveBack);
       }
       if (promise.tryComplete(outcome)) {
         metrics.cellFinished(outcome(outcome), Duration.ofNanos(System.nanoTime() - startNanos));

@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Removes sandbox containers and run directories that nobody owns any more: those left by a crashed
+ * Removes sandbox containers, run directories and scoped views that nobody owns any more: those left by a crashed
  * or killed gateway, by a launch whose clean-up failed, or by a create the engine finished after we
  * gave up on it. A sandbox the launcher still has alive is never touched.
  *
@@ -156,7 +156,6 @@ public final class Reaper {
    * @param allGateways also other gateways' sandboxes, for a gateway that owns its engine
    */
   public int reapOnce(boolean allGateways) {
-    Set<String> live = launcher.liveIds();
     Map<String, String> filter = allGateways
         ? Map.of(ContainerLauncher.LABEL_SANDBOX, "1")
         : Map.of(ContainerLauncher.LABEL_SANDBOX, "1", ContainerLauncher.LABEL_GATEWAY, settings.gatewayId());
@@ -170,7 +169,8 @@ public final class Reaper {
     for (Container c : found) {
       Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
       String sandboxId = labels.getOrDefault(ContainerLauncher.LABEL_SANDBOX_ID, "");
-      if (live.contains(sandboxId)) {
+      // Asked now, not before the listing: a sandbox reserved since has its container listed too.
+      if (launcher.isLive(sandboxId)) {
         continue;
       }
       try {
@@ -180,7 +180,7 @@ public final class Reaper {
         LOG.warn("could not remove leftover sandbox container {}: {}", c.getId(), e.getMessage());
       }
     }
-    removeOrphanDirs(allGateways, live);
+    removeOrphanDirs(allGateways);
     if (removed > 0) {
       LOG.info("removed {} leftover sandbox container(s)", removed);
     }
@@ -256,6 +256,13 @@ public final class Reaper {
         failed = e;
       }
     }
+    if (launcher.views() != null) {
+      try {
+        launcher.views().removeGateway(gatewayId);
+      } catch (ContainerException e) {
+        failed = e;
+      }
+    }
     if (failed != null) {
       throw failed;
     }
@@ -301,6 +308,9 @@ public final class Reaper {
             gatewayId, finished, exitedGrace.toSeconds());
         if (SAFE_NAME.matcher(gatewayId).matches() && SAFE_NAME.matcher(sandboxId).matches()) {
           ContainerLauncher.deleteRunDir(settings.runRoot().resolve(gatewayId).resolve(sandboxId));
+          if (launcher.views() != null) {
+            launcher.views().remove(gatewayId, sandboxId);
+          }
         }
       } catch (ContainerException e) {
         LOG.warn("could not remove exited sandbox container {}: {}", c.getId(), e.getMessage());
@@ -309,8 +319,12 @@ public final class Reaper {
     return removed;
   }
 
-  /** Run directories whose sandbox is not alive: their container is gone or just went. */
-  private void removeOrphanDirs(boolean allGateways, Set<String> live) {
+  /**
+   * Run directories and scoped views whose sandbox is not alive: their container is gone or just
+   * went. Each is judged by whether its sandbox is alive at that moment, not by the pass's first
+   * look: a sandbox reserved since then has its directories made after that look.
+   */
+  private void removeOrphanDirs(boolean allGateways) {
     List<Path> gatewayDirs = new ArrayList<>();
     if (allGateways) {
       gatewayDirs.addAll(children(settings.runRoot()));
@@ -319,7 +333,7 @@ public final class Reaper {
     }
     for (Path gatewayDir : gatewayDirs) {
       for (Path runDir : children(gatewayDir)) {
-        if (!live.contains(runDir.getFileName().toString())) {
+        if (!launcher.isLive(runDir.getFileName().toString())) {
           try {
             ContainerLauncher.deleteRunDir(runDir);
           } catch (ContainerException e) {
@@ -327,6 +341,9 @@ public final class Reaper {
           }
         }
       }
+    }
+    if (launcher.views() != null) {
+      launcher.views().removeOrphans(allGateways, launcher::isLive);
     }
   }
 

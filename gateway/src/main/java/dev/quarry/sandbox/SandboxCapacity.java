@@ -27,7 +27,7 @@ import java.util.function.ToIntFunction;
  */
 public final class SandboxCapacity {
   private final Vertx vertx;
-  private final int limit;
+  private int limit;
   private final Duration maxWait;
   private final Runnable onShortage;
   private final ToIntFunction<UUID> heldBy;
@@ -134,7 +134,8 @@ public final class SandboxCapacity {
   private void handOver() {
     Waiter next;
     synchronized (this) {
-      next = next();
+      // Over a lowered limit, a slot that comes free is not handed on.
+      next = used > limit ? null : next();
       if (next == null) {
         used--;
         return;
@@ -167,7 +168,7 @@ public final class SandboxCapacity {
         return;
       }
     }
-    waiter.promise().fail(new SandboxCapacityExhausted(limit, maxWait.toMillis(), retryAfterSeconds()));
+    waiter.promise().fail(new SandboxCapacityExhausted(limit(), maxWait.toMillis(), retryAfterSeconds()));
   }
 
   /** Fails everyone waiting (shutdown): no slot will come. */
@@ -188,8 +189,19 @@ public final class SandboxCapacity {
     return Math.max(1, (maxWait.toMillis() + 999) / 1000);
   }
 
-  public int limit() {
+  public synchronized int limit() {
     return limit;
+  }
+
+  /**
+   * Keeps fewer containers from now on (the engine has fewer CPUs than the limit asks); those
+   * already there stay until they go. Never raises the limit.
+   */
+  public synchronized void lowerTo(int newLimit) {
+    if (newLimit < 1) {
+      throw new IllegalArgumentException("sandbox limit " + newLimit + " must be at least 1");
+    }
+    limit = Math.min(limit, newLimit);
   }
 
   /** Slots held now: containers starting, warm, in use or being removed. */

@@ -1,6 +1,7 @@
 package dev.quarry.sandbox;
 
 import com.github.dockerjava.api.DockerClient;
+import dev.quarry.config.InvalidSetting;
 import dev.quarry.telemetry.QuarryMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -35,7 +36,7 @@ public final class SandboxService {
 
   private final Vertx vertx;
   private final SandboxSettings settings;
-  private final Function<UUID, Future<Path>> documentsDir;
+  private final TenantTrees trees;
   private final DockerClient docker;
   private final ContainerLauncher launcher;
   private final Reaper reaper;
@@ -70,41 +71,41 @@ public final class SandboxService {
   public static final Duration TENANT_CHECK = Duration.ofSeconds(5);
 
   /**
-   * @param documentsDir the tenant's up-to-date documents directory on the host (for example
-   *                     {@code DocumentsFs::sync}), mounted read-only at /documents
+   * @param trees the tenants' documents on the host (the store's {@code DocumentsFs}): an unscoped
+   *              sandbox mounts its tenant's tree read-only at /documents, a scoped one a view built
+   *              beside the trees ({@link ScopedViews})
    */
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir) {
-    this(vertx, settings, documentsDir, new QuarryMetrics());
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees) {
+    this(vertx, settings, trees, new QuarryMetrics());
   }
 
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
-      QuarryMetrics metrics) {
-    this(vertx, settings, documentsDir, metrics, tenant -> Future.succeededFuture(Integer.MAX_VALUE));
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees, QuarryMetrics metrics) {
+    this(vertx, settings, trees, metrics, tenant -> Future.succeededFuture(Integer.MAX_VALUE));
   }
 
   /**
    * @param sandboxQuota a tenant's {@code concurrent_sandboxes} quota; a tenant also never holds more
    *                     than its share of the gateway ({@link SandboxSettings.Fairness#tenantShare})
    */
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees,
       QuarryMetrics metrics, Function<UUID, Future<Integer>> sandboxQuota) {
-    this(vertx, settings, documentsDir, metrics, sandboxQuota, SandboxPlaces.UNBOUNDED);
+    this(vertx, settings, trees, metrics, sandboxQuota, SandboxPlaces.UNBOUNDED);
   }
 
   /**
    * @param places the tenant's places in its {@code concurrent_sandboxes} quota across the replicas;
    *               {@code sandboxQuota} then bounds what it holds on this replica alone, as the share does
    */
-  public SandboxService(Vertx vertx, SandboxSettings settings, Function<UUID, Future<Path>> documentsDir,
+  public SandboxService(Vertx vertx, SandboxSettings settings, TenantTrees trees,
       QuarryMetrics metrics, Function<UUID, Future<Integer>> sandboxQuota, SandboxPlaces places) {
     this.vertx = vertx;
     this.sandboxQuota = sandboxQuota;
     this.places = places;
     this.metrics = metrics;
     this.settings = settings;
-    this.documentsDir = documentsDir;
+    this.trees = trees;
     this.docker = ContainerLauncher.connect(settings.dockerHost());
-    this.launcher = new ContainerLauncher(docker, settings);
+    this.launcher = new ContainerLauncher(docker, settings, new ScopedViews(trees.root(), settings.gatewayId()));
     this.reaper = new Reaper(docker, launcher);
     this.capacity = new SandboxCapacity(vertx, settings.maxActive(), settings.maxWait(), this::evictIdle,
         tenant -> held.getOrDefault(tenant, 0));
@@ -129,26 +130,60 @@ public final class SandboxService {
     return health;
   }
 
-  /** Reaps leftovers of earlier runs and starts the periodic reaper. */
+  /**
+   * Reaps leftovers of earlier runs, starts the periodic reaper, and sizes the gateway to the engine
+   * ({@link #checkEngine}). Fails with {@link InvalidSetting} for a sandbox the engine cannot give.
+   */
   public Future<Void> start() {
-    return reaper.start(vertx).<Void>mapEmpty().onSuccess(v -> checkEngineMemory());
+    return reaper.start(vertx).compose(n -> vertx.<Void>executeBlocking(() -> {
+      checkEngine(launcher.engine());
+      return null;
+    }, false).recover(e -> {
+      if (e instanceof InvalidSetting) {
+        return Future.failedFuture(e);
+      }
+      LOG.debug("asking the engine about its CPUs and memory: {}", e.toString());
+      return Future.succeededFuture();
+    }));
   }
 
   /**
-   * Says so at start-up when the engine has less memory than the limit's sandboxes may take: then
-   * the kernel, not the limit, decides which sandbox dies under load.
+   * Holds the sandboxes to what the engine has. A sandbox's CPU limit must be one the engine can
+   * give (else every start would fail: refused). The gateway keeps no more containers than the
+   * engine's CPUs times {@code QUARRY_SANDBOX_CPU_OVERCOMMIT} carry at their CPU limit, so their limits
+   * add up to at most that, and each tenant's share of them (its CPU) shrinks with them. Says so
+   * when the engine has less memory than the sandboxes may take: then the kernel, not the limit,
+   * decides which sandbox dies under load.
    */
-  private void checkEngineMemory() {
-    long needed = (long) settings.maxActive() * settings.limits().memoryBytes();
-    vertx.executeBlocking(() -> docker.infoCmd().exec().getMemTotal(), false).onComplete(ar -> {
-      if (ar.succeeded() && ar.result() != null && ar.result() < needed) {
-        LOG.warn("QUARRY_SANDBOX_MAX_ACTIVE={} sandboxes of {} MiB need {} MiB, but the Docker engine has {} MiB;"
-            + " lower QUARRY_SANDBOX_MAX_ACTIVE or QUARRY_SANDBOX_MEMORY_MIB", settings.maxActive(),
-            settings.limits().memoryBytes() >> 20, needed >> 20, ar.result() >> 20);
-      } else if (ar.failed()) {
-        LOG.debug("reading the engine's memory: {}", ar.cause().toString());
+  private void checkEngine(ContainerLauncher.Engine engine) {
+    SandboxSettings.Cpu cpu = settings.cpu();
+    double cpus = cpu.engineCpus() > 0 ? cpu.engineCpus() : engine.cpus();
+    long nanoCpus = settings.limits().nanoCpus();
+    if (cpus > 0) {
+      if (nanoCpus > cpus * 1e9) {
+        throw new InvalidSetting("QUARRY_SANDBOX_MILLI_CPUS=" + nanoCpus / 1_000_000 + " is more than the "
+            + cpus + " CPUs the Docker engine has" + (cpu.engineCpus() > 0 ? " (QUARRY_SANDBOX_ENGINE_CPUS)" : "")
+            + "; no sandbox could start");
       }
-    });
+      int fit = cpu.sandboxes(cpus, nanoCpus);
+      if (fit < 1) {
+        throw new InvalidSetting("QUARRY_SANDBOX_CPU_OVERCOMMIT=" + cpu.overcommit() + " leaves the engine's " + cpus
+            + " CPUs no room for one sandbox of QUARRY_SANDBOX_MILLI_CPUS=" + nanoCpus / 1_000_000);
+      }
+      if (fit < settings.maxActive()) {
+        capacity.lowerTo(fit);
+        LOG.info("at most {} sandboxes at once, not QUARRY_SANDBOX_MAX_ACTIVE={}: {} of {} milli-CPUs fit the engine's"
+            + " {} CPUs at QUARRY_SANDBOX_CPU_OVERCOMMIT={} (one tenant holds at most {} of them)", fit,
+            settings.maxActive(), fit, nanoCpus / 1_000_000, cpus, cpu.overcommit(),
+            Math.min(fit, settings.fairness().tenantShare(fit)));
+      }
+    }
+    long needed = (long) capacity.limit() * settings.limits().memoryBytes();
+    if (engine.memoryBytes() > 0 && engine.memoryBytes() < needed) {
+      LOG.warn("{} sandboxes of {} MiB need {} MiB, but the Docker engine has {} MiB; lower QUARRY_SANDBOX_MAX_ACTIVE"
+          + " or QUARRY_SANDBOX_MEMORY_MIB", capacity.limit(), settings.limits().memoryBytes() >> 20, needed >> 20,
+          engine.memoryBytes() >> 20);
+    }
   }
 
   public SandboxSettings settings() {
@@ -179,9 +214,10 @@ public final class SandboxService {
       return Future.failedFuture(removed(tenantId));
     }
     return sandboxQuota.apply(tenantId).compose(quota -> {
-      int share = settings.fairness().tenantShare(settings.maxActive());
+      // The share of what the gateway keeps now: QUARRY_SANDBOX_MAX_ACTIVE, or fewer when the engine's CPUs say so.
+      int share = settings.fairness().tenantShare(capacity.limit());
       if (!hold(tenantId, Math.min(quota, share))) {
-        return Future.failedFuture(new SandboxQuotaExceeded(quota, share, settings.maxActive()));
+        return Future.failedFuture(new SandboxQuotaExceeded(quota, share, capacity.limit()));
       }
       Runnable giveBackHere = () -> held.computeIfPresent(tenantId, (id, n) -> n <= 1 ? null : n - 1);
       // Then its place across the replicas: a tenant at its quota on other replicas gets none here.
@@ -389,18 +425,27 @@ public final class SandboxService {
   private Future<LiveSandbox> launchLive(UUID tenantId, Scope scope, SandboxCapacity.Slot slot) {
     SandboxEndpoint endpoint = new SandboxEndpoint(vertx);
     long started = System.nanoTime();
-    return documentsDir.apply(tenantId)
-        .compose(tenantDir -> vertx.executeBlocking(() -> launcher.launch(tenantId, settings.limits(),
+    // Reserved first, so that the reaper never takes the view built for it for a leftover.
+    String id = launcher.reserve();
+    Future<Path> documents = scope.isAll() ? trees.sync().apply(tenantId)
+        : trees.syncAnd().apply(tenantId, tree -> launcher.views().build(tree, id, scope))
+            .map(tree -> launcher.views().dir(id));
+    return documents
+        .compose(docs -> vertx.executeBlocking(() -> launcher.launch(id, tenantId, settings.limits(),
             settings.command(), runDir -> {
               endpoint.listen(runDir.resolve(ContainerLauncher.SOCKET_NAME), launcher.user())
                   .toCompletionStage().toCompletableFuture().get(SOCKET_LISTEN_SECONDS, TimeUnit.SECONDS);
-              return scope.isAll() ? tenantDir : ScopedDocuments.build(tenantDir, runDir, scope);
+              return docs;
             }), false))
         .transform(ar -> {
           if (ar.failed()) {
-            // The launcher removed whatever it had created before it threw.
+            // The launcher removed whatever it had created before it threw; a view built before
+            // the launch goes here (the reaper would see to it otherwise).
             slot.release();
-            return endpoint.close().transform(x -> Future.failedFuture(ar.cause()));
+            return vertx.executeBlocking(() -> {
+              launcher.release(id);
+              return null;
+            }, false).transform(x -> endpoint.close()).transform(x -> Future.failedFuture(ar.cause()));
           }
           slots.put(ar.result().id(), slot);
           LiveSandbox live = new LiveSandbox(ar.result(), endpoint);
@@ -533,6 +578,16 @@ public final class SandboxService {
   /** Fills the tenant's warm pool (start-up, tests); completes once it is full. */
   public Future<Void> warm(UUID tenantId) {
     return pool.warm(tenantId);
+  }
+
+  /** The tenants' cgroups of this gateway's sandboxes. */
+  TenantCgroups cgroups() {
+    return launcher.cgroups();
+  }
+
+  /** Where this gateway's scoped sandboxes have their views. */
+  ScopedViews scopedViews() {
+    return launcher.views();
   }
 
   /** Sandboxes of this gateway that exist now (pooled, in use or being removed). */

@@ -34,6 +34,8 @@ import java.util.UUID;
  * @param mountPolicy     whether the gateway refuses to start when a sandbox's mountinfo would show host
  *                        paths of its directories ({@link MountPrivacy}), {@code QUARRY_SANDBOX_MOUNT_PRIVACY}
  * @param pull            how the image is pulled when the engine lacks it ({@link SandboxHealth})
+ * @param cpu             how the engine's CPUs are shared: what the sandboxes' limits may add up to, and
+ *                        the tenants' groups ({@link Cpu})
  */
 public record SandboxSettings(
     String dockerHost,
@@ -51,7 +53,8 @@ public record SandboxSettings(
     Duration maxWait,
     Fairness fairness,
     MountPrivacy.Policy mountPolicy,
-    ImagePull pull) {
+    ImagePull pull,
+    Cpu cpu) {
 
   public static final String NOBODY = "65534:65534";
   public static final String DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock";
@@ -108,6 +111,55 @@ public record SandboxSettings(
     }
   }
 
+  /**
+   * How the engine's CPUs are shared between sandboxes (issue 33, class 5). The sandboxes' CPU limits
+   * add up to at most the engine's CPUs times {@code overcommit}: the gateway keeps no more containers
+   * than that allows ({@link SandboxService#start}), and a tenant's share of them
+   * ({@code QUARRY_SANDBOX_TENANT_SHARE_PERCENT}) bounds its CPU as it bounds its sandboxes. Each
+   * tenant's containers are put under a cgroup of their own, {@code cgroupParent}, so that under
+   * contention the kernel shares the CPU between tenants, not between containers ({@link TenantCgroups}).
+   *
+   * @param overcommit   {@code QUARRY_SANDBOX_CPU_OVERCOMMIT}: sandboxes are mostly idle (they wait on the
+   *                     model), so their limits may add up to more than the engine has
+   * @param engineCpus   {@code QUARRY_SANDBOX_ENGINE_CPUS}: the CPUs the engine may give; 0 takes the engine's
+   *                     own count ({@code docker info}), which in a container is the node's, not its limit's
+   * @param cgroupParent {@code QUARRY_SANDBOX_CGROUP_PARENT}: the name under which each tenant's group is
+   *                     made; empty ({@value #NO_GROUPS} in the setting) leaves every container in the
+   *                     engine's default group
+   */
+  public record Cpu(double overcommit, double engineCpus, String cgroupParent) {
+    public static final double DEFAULT_OVERCOMMIT = 4;
+    /** The setting's word for no group per tenant. */
+    public static final String NO_GROUPS = "none";
+    public static final double MAX_OVERCOMMIT = 64;
+    public static final Cpu DEFAULTS = new Cpu(DEFAULT_OVERCOMMIT, 0, "quarry");
+    /** No bound from the CPUs (tests of the capacity itself, a gateway sized by hand). */
+    public static final Cpu UNBOUNDED = new Cpu(MAX_OVERCOMMIT, 0, "quarry");
+
+    public Cpu {
+      if (!(overcommit >= 0.1 && overcommit <= MAX_OVERCOMMIT)) {
+        throw new IllegalArgumentException("QUARRY_SANDBOX_CPU_OVERCOMMIT=" + overcommit + " is out of bounds [0.1, "
+            + MAX_OVERCOMMIT + "]");
+      }
+      if (!(engineCpus >= 0 && engineCpus <= 4096)) {
+        throw new IllegalArgumentException("QUARRY_SANDBOX_ENGINE_CPUS=" + engineCpus + " is out of bounds [0, 4096]");
+      }
+      java.util.Objects.requireNonNull(cgroupParent, "cgroupParent");
+      if (!cgroupParent.matches("[a-zA-Z0-9_]{0,32}")) {
+        throw new IllegalArgumentException("QUARRY_SANDBOX_CGROUP_PARENT='" + cgroupParent
+            + "' must be up to 32 letters, digits or '_' (empty: no group per tenant)");
+      }
+    }
+
+    /**
+     * The most sandboxes of {@code nanoCpus} each the engine's {@code cpus} may carry, at least 0:
+     * their limits add up to at most {@code cpus × overcommit}.
+     */
+    public int sandboxes(double cpus, long nanoCpus) {
+      return (int) Math.min(Integer.MAX_VALUE, Math.floor(cpus * overcommit * 1e9 / nanoCpus + 1e-9));
+    }
+  }
+
   /** With the default capacity ({@link #DEFAULT_MAX_ACTIVE}, {@link #DEFAULT_MAX_WAIT}). */
   public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
       Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
@@ -132,12 +184,12 @@ public record SandboxSettings(
         reapAllOnStart, maxActive, maxWait, fairness, MountPrivacy.Policy.WARN);
   }
 
-  /** With anonymous pulls ({@link ImagePull#ANONYMOUS}). */
+  /** With anonymous pulls ({@link ImagePull#ANONYMOUS}) and the default sharing of CPUs ({@link Cpu#DEFAULTS}). */
   public SandboxSettings(String dockerHost, String image, List<String> command, String user, String gatewayId,
       Path runRoot, SandboxLimits limits, SandboxLimits maxLimits, int poolPerTenant, Duration reapInterval,
       boolean reapAllOnStart, int maxActive, Duration maxWait, Fairness fairness, MountPrivacy.Policy mountPolicy) {
     this(dockerHost, image, command, user, gatewayId, runRoot, limits, maxLimits, poolPerTenant, reapInterval,
-        reapAllOnStart, maxActive, maxWait, fairness, mountPolicy, ImagePull.ANONYMOUS);
+        reapAllOnStart, maxActive, maxWait, fairness, mountPolicy, ImagePull.ANONYMOUS, Cpu.DEFAULTS);
   }
 
   public SandboxSettings {
@@ -145,6 +197,7 @@ public record SandboxSettings(
     java.util.Objects.requireNonNull(pull, "pull");
     java.util.Objects.requireNonNull(fairness, "fairness");
     java.util.Objects.requireNonNull(mountPolicy, "mountPolicy");
+    java.util.Objects.requireNonNull(cpu, "cpu");
     if (!gatewayId.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}")) {
       throw new IllegalArgumentException("QUARRY_GATEWAY_ID='" + gatewayId
           + "' must be 1-63 characters of letters, digits, '_', '.', '-' (it names containers)");
@@ -199,17 +252,30 @@ public record SandboxSettings(
     MountPrivacy.Policy mounts = MountPrivacy.Policy.fromEnv(s.oneOf("QUARRY_SANDBOX_MOUNT_PRIVACY", "warn", "require",
         "warn"));
     ImagePull pull = ImagePull.read(s);
+    double overcommit = s.decimal("QUARRY_SANDBOX_CPU_OVERCOMMIT", Cpu.DEFAULT_OVERCOMMIT, 0.1, Cpu.MAX_OVERCOMMIT);
+    double engineCpus = s.decimal("QUARRY_SANDBOX_ENGINE_CPUS", 0, 0, 4096);
+    String cgroupParent = s.string("QUARRY_SANDBOX_CGROUP_PARENT", Cpu.DEFAULTS.cgroupParent(),
+        Cpu.NO_GROUPS + ", or up to 32 letters, digits and _");
+    if (cgroupParent.equals(Cpu.NO_GROUPS)) {
+      cgroupParent = "";
+    }
     try {
       return new SandboxSettings(dockerHost, image,
           command.isEmpty() ? List.of() : Arrays.asList(command.split("\\s+")),
           user,
           gatewayId.isEmpty() ? "gw-" + UUID.randomUUID().toString().substring(0, 8) : gatewayId,
           runRoot, limits, SandboxLimits.MAXIMUMS.withCellWallTime(Duration.ofSeconds(maxCellSeconds)),
-          pool, reap, reapAll, maxActive, maxWait, fairness, mounts, pull);
+          pool, reap, reapAll, maxActive, maxWait, fairness, mounts, pull,
+          new Cpu(overcommit, engineCpus, cgroupParent));
     } catch (IllegalArgumentException e) {
       // The constructor's own checks (the gateway id's form): the same error as every other setting.
       throw new InvalidSetting(e.getMessage());
     }
+  }
+
+  /** The same settings with another sharing of CPUs. */
+  public SandboxSettings withCpu(Cpu cpu) {
+    return Records.with(this, "cpu", cpu);
   }
 
   public SandboxSettings withPoolPerTenant(int size) {

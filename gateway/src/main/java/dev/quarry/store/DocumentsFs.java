@@ -41,6 +41,11 @@ import java.util.stream.Stream;
  * was last written for each document (its version and content hash) is recorded outside the tenant
  * directory too, under {@code root/.state/}, so sandboxes see exactly the four files of the
  * contract, and a sync rewrites only documents whose version changed.
+ *
+ * <p>A file is never written in place: each version of a document is a new directory, renamed into
+ * place, and the old one is deleted. So a hard link to a file (a scoped sandbox's view, built with
+ * {@link #sync(UUID, TreeWork)}) keeps the version it was made from, whole, whatever happens to the
+ * document afterwards.
  */
 public final class DocumentsFs {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DocumentsFs.class);
@@ -73,6 +78,11 @@ public final class DocumentsFs {
     this.vertx = vertx;
     this.pool = pool;
     this.root = root;
+  }
+
+  /** The directory of every tenant's directory. */
+  public Path root() {
+    return root;
   }
 
   /** The tenant's directory (what a sandbox mounts at /documents). */
@@ -110,6 +120,26 @@ public final class DocumentsFs {
     LOG.warn("the documents directory of tenant {} could not be brought up to date: {}", tenantId, e.toString());
     return new IOException("the documents directory of tenant " + tenantId + " could not be brought up to date ("
         + dev.quarry.config.HostPaths.reason(e) + ")", e);
+  }
+
+  /** Something done on a tenant's directory while nothing of the tenant's is written. */
+  @FunctionalInterface
+  public interface TreeWork {
+    void use(Path tenantDir) throws Exception;
+  }
+
+  /**
+   * As {@link #sync(UUID)}, then runs {@code work} on the tenant's directory (blocking, on a worker)
+   * before any later write or deletion of the tenant's documents: whatever it reads of a document is
+   * one version of it, whole (a scoped sandbox's view links the files of its documents this way).
+   */
+  public Future<Path> sync(UUID tenantId, TreeWork work) {
+    return inTurn(tenantId, () -> deletedTenants.contains(tenantId)
+        ? Future.failedFuture(new IllegalStateException("tenant " + tenantId + " was deleted"))
+        : syncNow(tenantId).compose(dir -> vertx.executeBlocking(() -> {
+          work.use(dir);
+          return dir;
+        }, false)));
   }
 
   /**

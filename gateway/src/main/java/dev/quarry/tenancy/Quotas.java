@@ -26,17 +26,26 @@ import java.util.concurrent.ConcurrentHashMap;
  * ingest transaction; model tokens per day are kept in {@code token_usage}. Limits come from
  * {@code tenant_quotas} over the configured defaults, re-read at most every {@link #LIMITS_TTL_MS}
  * (at once on every replica when an admin changes them: {@link TenantEvents}).
+ * The rate of a tenant's sandbox callbacks ({@code callbacks_per_minute}) is a token bucket in each
+ * replica's memory at the replica's share, the quota over the live replicas, so that a call can wait
+ * its turn without a trip to the database (decision record 0031).
  */
 public final class Quotas {
   static final long LIMITS_TTL_MS = 10_000;
-  private static final String GET_OVERRIDES = "SELECT requests_per_minute, stored_bytes, document_bytes,"
-      + " concurrent_analyses, model_tokens_per_day, concurrent_sandboxes, concurrent_ingests"
-      + " FROM tenant_quotas WHERE tenant_id = $1";
-  private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, requests_per_minute,"
-      + " stored_bytes, document_bytes, concurrent_analyses, model_tokens_per_day, concurrent_sandboxes,"
-      + " concurrent_ingests) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id) DO UPDATE SET"
-      + " requests_per_minute = $2, stored_bytes = $3, document_bytes = $4, concurrent_analyses = $5,"
-      + " model_tokens_per_day = $6, concurrent_sandboxes = $7, concurrent_ingests = $8";
+  /** Every quota's column, in the enum's order: one column per quota, named as it is on the wire. */
+  private static final String COLUMNS = java.util.Arrays.stream(Quota.values()).map(Quota::wireName)
+      .collect(java.util.stream.Collectors.joining(", "));
+  /** The quotas whose columns are {@code integer} (the others are {@code bigint}). */
+  private static final java.util.Set<Quota> INTEGER_COLUMNS = java.util.EnumSet.of(Quota.REQUESTS_PER_MINUTE,
+      Quota.CONCURRENT_ANALYSES, Quota.CONCURRENT_SANDBOXES, Quota.CONCURRENT_INGESTS, Quota.CALLBACKS_PER_MINUTE);
+  private static final String GET_OVERRIDES = "SELECT " + COLUMNS + " FROM tenant_quotas WHERE tenant_id = $1";
+  private static final String UPSERT_OVERRIDES = "INSERT INTO tenant_quotas (tenant_id, " + COLUMNS + ") VALUES ($1, "
+      + java.util.stream.IntStream.rangeClosed(2, Quota.values().length + 1).mapToObj(i -> "$" + i)
+          .collect(java.util.stream.Collectors.joining(", "))
+      + ") ON CONFLICT (tenant_id) DO UPDATE SET "
+      + java.util.stream.IntStream.range(0, Quota.values().length)
+          .mapToObj(i -> Quota.values()[i].wireName() + " = $" + (i + 2))
+          .collect(java.util.stream.Collectors.joining(", "));
   private static final String TOKENS_TODAY =
       "SELECT coalesce(sum(tokens), 0) AS tokens FROM token_usage WHERE tenant_id = $1 AND day = $2";
   private static final String ADD_TOKENS = "INSERT INTO token_usage AS u (tenant_id, day, tokens)"
@@ -48,6 +57,8 @@ public final class Quotas {
   private final Map<UUID, Cached> limits = new ConcurrentHashMap<>();
   private final RateLimits rates;
   private final Places places;
+  private final Replicas replicas;
+  private final Map<UUID, TokenBucket> callbackBuckets = new ConcurrentHashMap<>();
 
   private record Cached(TenantLimits limits, long readAtMs) {}
 
@@ -62,6 +73,7 @@ public final class Quotas {
     this.clock = clock;
     this.rates = new RateLimits(pool, replicas::live, clock);
     this.places = new Places(pool, replicas);
+    this.replicas = replicas;
   }
 
   /** The tenant's limits in force (cached for a few seconds). */
@@ -102,21 +114,16 @@ public final class Quotas {
       }
     }
     Tuple args = Tuple.of(tenantId);
-    for (Quota q : new Quota[] {Quota.REQUESTS_PER_MINUTE, Quota.STORED_BYTES, Quota.DOCUMENT_BYTES,
-        Quota.CONCURRENT_ANALYSES, Quota.MODEL_TOKENS_PER_DAY, Quota.CONCURRENT_SANDBOXES, Quota.CONCURRENT_INGESTS}) {
+    for (Quota q : Quota.values()) {
       Long v = overrides.get(q);
-      if (q == Quota.REQUESTS_PER_MINUTE || q == Quota.CONCURRENT_ANALYSES || q == Quota.CONCURRENT_SANDBOXES
-          || q == Quota.CONCURRENT_INGESTS) {
-        args.addValue(v == null ? null : v.intValue());
-      } else {
-        args.addValue(v);
-      }
+      args.addValue(v == null ? null : INTEGER_COLUMNS.contains(q) ? (Object) v.intValue() : v);
     }
     // The other replicas drop their cached limits when this commits (TenantEvents).
     return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(UPSERT_OVERRIDES).execute(args)
             .compose(done -> Notifications.publish(conn, TenantEvents.CHANNEL, TenantEvents.quotasChanged(tenantId))))
         .compose(done -> {
           limits.remove(tenantId);
+          callbackBuckets.remove(tenantId);
           return limits(tenantId);
         });
   }
@@ -139,6 +146,29 @@ public final class Quotas {
               ? new QuotaExceeded(quota, perMinute, (empty.retryAfterMs() + 999) / 1000,
                   "more than " + perMinute + " " + units + " in a minute")
               : e));
+    });
+  }
+
+  /**
+   * A turn for one callback of the tenant's sandboxes against its {@code callbacks_per_minute}: the
+   * milliseconds it waits before it is served (0: now), counted at once, first come first served; or
+   * a QuotaExceeded, counting nothing, when its turn would come more than {@code maxWaitMs} from now
+   * (after its cell's wall time).
+   */
+  public Future<Long> reserveCallback(UUID tenantId, long maxWaitMs) {
+    return limits(tenantId).compose(l -> {
+      long perMinute = l.of(Quota.CALLBACKS_PER_MINUTE);
+      // This replica's share: the replicas' buckets together give the tenant its quota.
+      long share = Math.max(1, perMinute / Math.max(1, replicas.live()));
+      TokenBucket bucket = callbackBuckets.compute(tenantId, (id, b) -> b == null || b.capacity() != share
+          ? new TokenBucket(share, share * Quota.CALLBACK_BURST_SECONDS / 60, clock.millis()) : b);
+      long waitMs = bucket.reserve(clock.millis(), Math.max(0, maxWaitMs));
+      return waitMs >= 0
+          ? Future.succeededFuture(waitMs)
+          : Future.failedFuture(new QuotaExceeded(Quota.CALLBACKS_PER_MINUTE, perMinute,
+              Math.max(1, Quota.CALLBACK_BURST_SECONDS), "the calls of the tenant's sandboxes (search,"
+              + " list_documents, llm) are over " + perMinute + " a minute, and this call's turn would come after its"
+              + " cell's wall time"));
     });
   }
 
@@ -245,6 +275,7 @@ public final class Quotas {
   public void forget(UUID tenantId) {
     limits.remove(tenantId);
     rates.forget(tenantId);
+    callbackBuckets.remove(tenantId);
   }
 
   /** Forgets the tenant's cached limits: an admin changed them (on whichever replica). */

@@ -139,6 +139,9 @@ class FairSharingApiTest {
   @DisplayName("a callback flood is cut at the execution's budget with LimitExceeded, while the quiet tenant's execution, search and /readyz answer")
   void callbackFlood() throws Exception {
     WebClient noisyClient = gateway.clientFor(noisy.apiKey());
+    // The execution's budget is under test here, not the tenant's callbacks per minute (CallbackRateTest).
+    assertThat(gateway.admin().put("/v1/admin/tenants/" + noisy.id() + "/quotas")
+        .sendJsonObject(new JsonObject().put("callbacks_per_minute", 100_000)).await().statusCode()).isEqualTo(200);
     // Two floods at once (its share of the sandboxes): 4000 search(limit=100) calls sent at once.
     List<Future<HttpResponse<Buffer>>> floods = new ArrayList<>();
     for (int i = 0; i < 2; i++) {

@@ -27,7 +27,7 @@ class TenantCallbacksTest {
 
   private static TenantCallbacks with(Llm llm) {
     return new TenantCallbacks(UUID.randomUUID(), Scope.ALL, null, null, RULES, llm, TokenAccount.unmetered(),
-        () -> Instant.MAX);
+        CallbackTurns.unmetered(), () -> Instant.MAX);
   }
 
   private static CallbackFailure failure(Future<?> f) {
@@ -89,7 +89,7 @@ class TenantCallbacksTest {
         (p, d) -> {
           asked.add(d);
           return Future.succeededFuture(new Llm.Reply("echo " + p, 3, 4));
-        }, TokenAccount.unmetered(), () -> deadline);
+        }, TokenAccount.unmetered(), CallbackTurns.unmetered(), () -> deadline);
     assertThat(callbacks.llm("hi").result()).isEqualTo("echo hi");
     assertThat(callbacks.completion("hi").result().total()).isEqualTo(7);
     assertThat(asked).containsOnly(deadline);

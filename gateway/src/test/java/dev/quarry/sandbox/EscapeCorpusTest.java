@@ -114,7 +114,7 @@ class EscapeCorpusTest {
     settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, RunnerImage.ensure(), List.of(), "",
         "escape-" + UUID.randomUUID().toString().substring(0, 8), runRoot, SandboxLimits.DEFAULTS,
         SandboxLimits.MAXIMUMS, 2, Duration.ofMinutes(10), false);
-    service = new SandboxService(vertx, settings, fs::sync);
+    service = new SandboxService(vertx, settings, new TenantTrees(fs.root(), fs::sync, (t, work) -> fs.sync(t, work::use)));
     service.start().await();
   }
 
@@ -254,7 +254,7 @@ class EscapeCorpusTest {
   private Callbacks callbacks() {
     return new TenantCallbacks(tenant, Scope.ALL, search, documents, QueryRules.of(db.config()),
         (prompt, deadline) -> Future.succeededFuture(new Llm.Reply("a fixed answer of the model stand-in", 0, 0)),
-        TokenAccount.unmetered(), () -> java.time.Instant.MAX);
+        TokenAccount.unmetered(), dev.quarry.callbacks.CallbackTurns.unmetered(), () -> java.time.Instant.MAX);
   }
 
   private List<String> containersOf(Map<String, String> labels) {

@@ -199,6 +199,46 @@ class ReaperTest {
   }
 
   @Test
+  @DisplayName("removes scoped views whose sandbox is not alive (a crash) and every view of a gone gateway, never a reserved or live sandbox's")
+  void reapsViews() throws Exception {
+    java.util.UUID doc = java.util.UUID.randomUUID();
+    Path tree = fx.documents(fx.tenantA);
+    Files.createDirectories(tree.resolve(doc.toString()));
+    Files.writeString(tree.resolve(doc.toString()).resolve("content.txt"), "scoped text");
+    ScopedViews views = new ScopedViews(fx.documentsRoot, fx.gatewayId);
+    ContainerLauncher launcher = new ContainerLauncher(fx.docker, fx.settings(), views);
+    Scope scope = new Scope(java.util.Set.of(doc));
+    // A view whose sandbox this gateway no longer knows: what a crash between build and launch leaves.
+    Path crashed = views.build(tree, "0123456789ab", scope);
+    // One reserved and built, its launch still to come; one of a launched sandbox.
+    String reserved = launcher.reserve();
+    Path pending = views.build(tree, reserved, scope);
+    String launchedId = launcher.reserve();
+    views.build(tree, launchedId, scope);
+    Sandbox launched = launcher.launch(launchedId, fx.tenantA, fx.settings().limits(), fx.settings().command(),
+        runDir -> views.dir(launchedId));
+    String deadId = fx.gatewayId + "-deadviews";
+    Path deadView = new ScopedViews(fx.documentsRoot, deadId).build(tree, "feedfacecafe", scope);
+    Path deadLease = staleLease(deadId);
+    try {
+      new Reaper(fx.docker, launcher).reapOnce(false);
+
+      assertThat(crashed).as("the view of a sandbox that is not alive").doesNotExist();
+      assertThat(pending.resolve(doc.toString()).resolve("content.txt")).as("a reserved sandbox's view").exists();
+      assertThat(views.dir(launchedId)).as("a live sandbox's view").isDirectory();
+      assertThat(deadView.getParent()).as("the views of a gone gateway").doesNotExist();
+      assertThat(deadLease).doesNotExist();
+      assertThat(tree.resolve(doc.toString()).resolve("content.txt")).as("the tenant's own file")
+          .hasContent("scoped text");
+    } finally {
+      launcher.release(reserved);
+      launcher.remove(launched);
+    }
+    assertThat(pending).doesNotExist();
+    assertThat(views.dir(launchedId)).doesNotExist();
+  }
+
+  @Test
   @DisplayName("leaves a lease just made alone: a starting gateway may not have locked it yet")
   void freshLeaseIsAlive() throws Exception {
     String id = fx.gatewayId + "-new";

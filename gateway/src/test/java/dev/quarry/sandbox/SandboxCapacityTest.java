@@ -194,7 +194,7 @@ class SandboxCapacityTest {
     SandboxService missing = new SandboxService(vertx, new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST,
         "quarry-no-such-image:none", List.of(), "", fx.gatewayId, fx.runRoot, SandboxLimits.DEFAULTS,
         SandboxLimits.MAXIMUMS, 0, Duration.ofMinutes(10), false, 1, Duration.ofMillis(100)),
-        tenant -> Future.succeededFuture(fx.documents(tenant)));
+        TenantTrees.fixed(vertx, fx.documentsRoot));
     try {
       for (int i = 0; i < 2; i++) {
         assertThatThrownBy(() -> await(missing.open(fx.tenantA, Scope.ALL, SessionFixture.Scripted.simple())))
@@ -261,5 +261,34 @@ class SandboxCapacityTest {
   private static String containerOf(SessionFixture sf, SandboxSession s) {
     return sf.fx.docker.listContainersCmd()
         .withLabelFilter(Map.of(ContainerLauncher.LABEL_SANDBOX_ID, s.id())).exec().get(0).getId();
+  }
+
+  @Test
+  @DisplayName("a limit lowered under the slots in use (the engine's CPUs carry fewer) hands a freed slot on only once below it, and is never raised")
+  void loweredLimit() throws Exception {
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      SandboxCapacity capacity = new SandboxCapacity(vertx, 3, LONG_WAIT, () -> { });
+      List<SandboxCapacity.Slot> slots = new java.util.ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        slots.add(await(capacity.acquire()));
+      }
+      capacity.lowerTo(1);
+      capacity.lowerTo(5);
+      assertThat(capacity.limit()).isEqualTo(1);
+      assertThatThrownBy(() -> capacity.lowerTo(0)).isInstanceOf(IllegalArgumentException.class);
+      Future<SandboxCapacity.Slot> waiting = capacity.acquire();
+      slots.get(0).release();
+      slots.get(1).release();
+      assertThat(capacity.used()).isEqualTo(1);
+      assertThat(waiting.isComplete()).as("served while the gateway was over its lowered limit").isFalse();
+      slots.get(2).release();
+      await(waiting).release();
+      assertThat(capacity.used()).isZero();
+      assertThat(capacity.tryAcquire()).isNotNull();
+      assertThat(capacity.tryAcquire()).as("a second slot over the lowered limit").isNull();
+    } finally {
+      await(vertx.close());
+    }
   }
 }

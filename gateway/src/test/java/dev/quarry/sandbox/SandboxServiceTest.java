@@ -138,7 +138,7 @@ class SandboxServiceTest {
       assertThat(sf.fx.containers()).as("the running and the pooled sandbox").hasSize(2);
       // The same gateway id starting afresh knows none of them: its start-up reap removes them all.
       restarted = new SandboxService(restartedVertx, sf.service.settings(),
-          tenant -> Future.succeededFuture(sf.fx.documents(tenant)));
+          TenantTrees.fixed(restartedVertx, sf.fx.documentsRoot));
       await(restarted.start());
       assertThat(sf.fx.containers()).as("containers after the restart's reap").isEmpty();
       CellOutcome outcome = await(cell);

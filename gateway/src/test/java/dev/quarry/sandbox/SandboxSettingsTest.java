@@ -43,4 +43,39 @@ class SandboxSettingsTest {
     assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_EXECUTION_CALLBACKS", "3000")))
         .hasMessageContaining("QUARRY_EXECUTION_CALLBACKS");
   }
+
+  @Test
+  @DisplayName("CPU: limits may add up to 4 times the engine's CPUs, each tenant in a group under 'quarry'; bad values name the variable")
+  void cpu() {
+    SandboxSettings s = SandboxSettings.fromEnv(Map.of());
+    assertThat(s.cpu()).isEqualTo(SandboxSettings.Cpu.DEFAULTS);
+    assertThat(s.cpu().overcommit()).isEqualTo(4.0);
+    assertThat(s.cpu().engineCpus()).isZero();
+    assertThat(s.cpu().cgroupParent()).isEqualTo("quarry");
+    // 2 CPUs × 4 carry 8 sandboxes of 1 CPU, 16 of half a CPU, 5 of 1.5.
+    assertThat(s.cpu().sandboxes(2, 1_000_000_000L)).isEqualTo(8);
+    assertThat(s.cpu().sandboxes(2, 500_000_000L)).isEqualTo(16);
+    assertThat(s.cpu().sandboxes(2, 1_500_000_000L)).isEqualTo(5);
+    assertThat(new SandboxSettings.Cpu(0.5, 0, "").sandboxes(1, 1_000_000_000L)).isZero();
+
+    SandboxSettings set = SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CPU_OVERCOMMIT", "1.5",
+        "QUARRY_SANDBOX_ENGINE_CPUS", "4", "QUARRY_SANDBOX_CGROUP_PARENT", ""));
+    assertThat(set.cpu()).isEqualTo(new SandboxSettings.Cpu(1.5, 4, "quarry"));
+    assertThat(SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CGROUP_PARENT", "tenants_2")).cpu().cgroupParent())
+        .isEqualTo("tenants_2");
+    assertThat(SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CGROUP_PARENT", "none")).cpu().cgroupParent()).isEmpty();
+
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CPU_OVERCOMMIT", "0")))
+        .hasMessageContaining("QUARRY_SANDBOX_CPU_OVERCOMMIT");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_ENGINE_CPUS", "lots")))
+        .hasMessageContaining("QUARRY_SANDBOX_ENGINE_CPUS=lots");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_ENGINE_CPUS", "-1")))
+        .hasMessageContaining("QUARRY_SANDBOX_ENGINE_CPUS=-1");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_ENGINE_CPUS", "5000")))
+        .hasMessageContaining("QUARRY_SANDBOX_ENGINE_CPUS=5000");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CGROUP_PARENT", "a-b")))
+        .hasMessageContaining("QUARRY_SANDBOX_CGROUP_PARENT='a-b'");
+    assertThatThrownBy(() -> SandboxSettings.fromEnv(Map.of("QUARRY_SANDBOX_CGROUP_PARENT", "../x")))
+        .hasMessageContaining("QUARRY_SANDBOX_CGROUP_PARENT");
+  }
 }

@@ -66,10 +66,11 @@ final class SessionFixture implements AutoCloseable {
       int maxActive, Duration maxWait, SandboxSettings.Fairness fairness,
       java.util.function.Function<java.util.UUID, Future<Integer>> sandboxQuota) throws Exception {
     fx = new SandboxFixture(tempDir);
+    // The capacity asked for, whatever this machine's CPUs (CpuSharesTest has the bound from them).
     SandboxSettings settings = new SandboxSettings(SandboxSettings.DEFAULT_DOCKER_HOST, image, command, "",
         fx.gatewayId, fx.runRoot, limits, SandboxLimits.MAXIMUMS, poolPerTenant, Duration.ofMinutes(10), false,
-        maxActive, maxWait, fairness);
-    service = new SandboxService(vertx, settings, tenant -> Future.succeededFuture(fx.documents(tenant)), metrics,
+        maxActive, maxWait, fairness).withCpu(SandboxSettings.Cpu.UNBOUNDED);
+    service = new SandboxService(vertx, settings, TenantTrees.fixed(vertx, fx.documentsRoot), metrics,
         sandboxQuota);
     await(service.start());
   }

@@ -243,6 +243,38 @@ class DocumentsFsTest {
   }
 
   @Test
+  @DisplayName("hard links a sync's work takes of a document's files (a scoped sandbox's view) keep that version, whole,"
+      + " while the document is replaced and then deleted")
+  void linksKeepTheirVersion() throws Exception {
+    UUID tenant = newTenant(db);
+    IngestService writing = new IngestService(vertx, pool, embedder(), fs, db.config());
+    IngestResult doc = await(writing.ingest(tenant, new IngestRequest("kept.md", "uri:kept.md", null, null,
+        MARKDOWN.getBytes(StandardCharsets.UTF_8))));
+    // Beside the trees, on their filesystem, as ScopedViews builds a view.
+    Path links = root.resolve(".links-" + tenant);
+    await(fs.sync(tenant, dir -> {
+      Files.createDirectory(links);
+      for (String f : DocumentsFs.FILES) {
+        Files.createLink(links.resolve(f), dir.resolve(doc.documentId().toString()).resolve(f));
+      }
+    }));
+    Map<String, String> linked = files(links);
+    assertThat(linked).isEqualTo(files(fs.tenantDir(tenant).resolve(doc.documentId().toString())));
+    assertThat(linked.get("content.txt")).contains("Wear goggles.");
+
+    await(writing.ingest(tenant, new IngestRequest("kept.md", "uri:kept.md", "Revised", null,
+        (MARKDOWN + "\nAnd the locks.\n").getBytes(StandardCharsets.UTF_8))));
+    assertThat(files(fs.tenantDir(tenant).resolve(doc.documentId().toString())).get("content.txt"))
+        .endsWith("And the locks.");
+    assertThat(files(links)).as("the links after the replacement").isEqualTo(linked);
+
+    assertThat(await(new DocumentStore(pool, fs).delete(tenant, doc.documentId()))).isTrue();
+    assertThat(fs.tenantDir(tenant).resolve(doc.documentId().toString())).doesNotExist();
+    assertThat(files(links)).as("the links after the deletion").isEqualTo(linked);
+    deleteTree(links);
+  }
+
+  @Test
   @DisplayName("deleting a document through the store removes its directory and leaves the others' files alone")
   void deleteRemovesOnlyItsDocument() throws Exception {
     UUID tenant = newTenant(db);

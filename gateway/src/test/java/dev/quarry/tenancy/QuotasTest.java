@@ -99,4 +99,64 @@ class QuotasTest {
     assertThat(quotas.checkModelTokens(other).await()).isEqualTo(1000);
     assertThatThrownBy(() -> quotas.recordModelTokens(t, -1).await()).isInstanceOf(IllegalArgumentException.class);
   }
+
+  /** A clock the test moves. */
+  static final class MovingClock extends java.time.Clock {
+    private long millis = 1_700_000_000_000L;
+
+    void advance(long ms) {
+      millis += ms;
+    }
+
+    @Override
+    public long millis() {
+      return millis;
+    }
+
+    @Override
+    public java.time.Instant instant() {
+      return java.time.Instant.ofEpochMilli(millis);
+    }
+
+    @Override
+    public java.time.ZoneId getZone() {
+      return java.time.ZoneOffset.UTC;
+    }
+
+    @Override
+    public java.time.Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+  }
+
+  @Test
+  @DisplayName("callbacks per minute: ten seconds' worth at once, then turns at the rate in order; a turn past the"
+      + " wait allowed is refused naming the quota and takes nothing; other tenants and an admin's own rate")
+  void callbackTurns() throws Exception {
+    MovingClock clock = new MovingClock();
+    Quotas q = new Quotas(pool, db.config().tenancy().withDefault(Quota.CALLBACKS_PER_MINUTE, 60), replicas, clock);
+    UUID t = tenant();
+    UUID other = tenant();
+    for (int i = 0; i < 10; i++) {
+      assertThat(q.reserveCallback(t, 0).await()).as("call %d of the burst", i).isZero();
+    }
+    assertThat(q.reserveCallback(t, 5000).await()).isEqualTo(1000);
+    assertThat(q.reserveCallback(t, 5000).await()).isEqualTo(2000);
+    assertThatThrownBy(() -> q.reserveCallback(t, 2500).await())
+        .isInstanceOfSatisfying(QuotaExceeded.class, e -> assertThat(e.quota()).isEqualTo(Quota.CALLBACKS_PER_MINUTE))
+        .hasMessageContaining("quota callbacks_per_minute exceeded (limit 60)")
+        .hasMessageContaining("after its cell's wall time");
+    assertThat(q.reserveCallback(t, 5000).await()).as("the next turn: the refusal took none").isEqualTo(3000);
+    assertThat(q.reserveCallback(other, 0).await()).as("another tenant's first call").isZero();
+    clock.advance(3000);
+    assertThat(q.reserveCallback(t, 5000).await()).as("three seconds later, the debt paid").isEqualTo(1000);
+
+    q.setOverrides(t, java.util.Map.of(Quota.CALLBACKS_PER_MINUTE, 600L)).await();
+    for (int i = 0; i < 100; i++) {
+      assertThat(q.reserveCallback(t, 0).await()).as("call %d of the new burst", i).isZero();
+    }
+    assertThat(q.reserveCallback(t, 5000).await()).isEqualTo(100);
+    assertThatThrownBy(() -> q.setOverrides(t, java.util.Map.of(Quota.CALLBACKS_PER_MINUTE, 100_001L)).await())
+        .hasMessageContaining("callbacks_per_minute").hasMessageContaining("QUARRY_QUOTA_CALLBACKS_PER_MINUTE_MAX");
+  }
 }
