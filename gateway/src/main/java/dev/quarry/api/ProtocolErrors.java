@@ -124,12 +124,31 @@ public final class ProtocolErrors {
     if (hosts.isEmpty() && request.version() == HttpVersion.HTTP_1_1) {
       return ApiError.badRequest("invalid_host", "the request has no Host header, which HTTP/1.1 requires");
     }
-    if (hosts.size() == 1 && (hosts.get(0).isBlank() || HostAndPort.parseAuthority(hosts.get(0), -1) == null)) {
+    if (hosts.size() == 1 && !validHost(hosts.get(0))) {
       return ApiError.badRequest("invalid_host", "the Host header is not a valid host[:port]");
     }
     List<String> encodings = request.headers().getAll(HttpHeaders.TRANSFER_ENCODING);
     return encodings.isEmpty() ? null : transferCodings(encodings, request.version());
   }
+
+  /**
+   * A Host of RFC 3986's host (a name, an IPv4 address or a bracketed IP literal) and an optional
+   * port, without percent-encoding: Vert.x's own parser throws on some percent-encoded names
+   * ({@code %41}), so those are refused here before anything parses them.
+   */
+  static boolean validHost(String host) {
+    if (host.isBlank() || !HOST.matcher(host).matches()) {
+      return false;
+    }
+    try {
+      return HostAndPort.parseAuthority(host, -1) != null;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  private static final java.util.regex.Pattern HOST =
+      java.util.regex.Pattern.compile("(\\[[0-9A-Fa-f:.]{2,45}]|[A-Za-z0-9._~!$&'()*+,;=-]{1,255})(:[0-9]{0,5})?");
 
   private static ApiError transferCodings(List<String> headers, HttpVersion version) {
     if (version == HttpVersion.HTTP_1_0) {

@@ -279,10 +279,12 @@ class ContainerLauncherTest {
   }
 
   @Test
-  @DisplayName("is refused, naming the problem, for a missing documents directory or limits above the maximum")
+  @DisplayName("is refused, naming the problem, for a missing documents directory (without its host path, which"
+      + " mount privacy hides) or limits above the maximum")
   void badInput() {
     assertThatThrownBy(() -> launcher.launch(fx.tenantA, fx.root.resolve("nowhere")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nowhere");
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("documents directory does not exist")
+        .hasMessageNotContaining("nowhere").hasMessageNotContaining(fx.root.toString());
     assertThatThrownBy(() -> launcher.launch(fx.tenantA, fx.documents(fx.tenantA),
         SandboxLimits.DEFAULTS.withMemoryBytes(SandboxLimits.MAXIMUMS.memoryBytes() + 1), SandboxFixture.IDLE))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("memoryBytes");
