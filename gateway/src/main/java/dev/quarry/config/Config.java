@@ -35,6 +35,7 @@ public record Config(
     int searchMemoryMb,
     int httpIdleSeconds,
     int maxConnections,
+    int searchTenantInFlight,
     IngestSettings ingest) {
 
   /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
@@ -85,7 +86,18 @@ public record Config(
         s.integer("QUARRY_SEARCH_MEMORY_MB", 1024, 0, 1_048_576),
         s.integer("QUARRY_HTTP_IDLE_SECONDS", 60, 1, 3600),
         s.integer("QUARRY_MAX_CONNECTIONS", 4096, 1, 1_000_000),
+        s.integer("QUARRY_SEARCH_TENANT_IN_FLIGHT", 0, 0, 1024),
         IngestSettings.read(s));
+  }
+
+  /**
+   * How many of one tenant's searches this gateway runs at once ({@code QUARRY_SEARCH_TENANT_IN_FLIGHT};
+   * 0: half the gateway's CPUs, at least 1): a search ranks on the event loops, so a tenant with more
+   * at once would take more of their CPU than its neighbours get.
+   */
+  public int searchTenantLimit() {
+    return searchTenantInFlight > 0 ? searchTenantInFlight
+        : Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
   }
 
   /** The same settings with another idle limit of connections (tests of idle connections use a short one). */

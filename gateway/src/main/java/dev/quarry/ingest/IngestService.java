@@ -1,5 +1,7 @@
 package dev.quarry.ingest;
 
+import dev.quarry.search.TenantLines;
+
 import dev.quarry.store.DocItem;
 
 import dev.quarry.ingest.StageTimes.Stage;

@@ -97,6 +97,7 @@ public final class SearchService {
   private final TermIndexes termIndexes;
   private final VectorIndexes vectorIndexes;
   private final ContextIndexes contextIndexes;
+  private final TenantLines lines;
 
   public SearchService(Vertx vertx, Pool pool, Embedder embedder, Config config) {
     this(vertx, pool, embedder, config, POSTING_BUDGET, new QuarryMetrics());
@@ -144,6 +145,7 @@ public final class SearchService {
     this.pool = pool;
     this.embedder = embedder;
     this.config = config;
+    this.lines = new TenantLines(config.searchTenantLimit());
     this.sql = new SearchSql(embedder.modelName(), embedder.dimensions());
     this.expander = new ContextExpander(config.contextBudgetChars());
     this.termIndexes = termIndexes;
@@ -215,10 +217,15 @@ public final class SearchService {
     });
   }
 
-  /** Fails with IllegalArgumentException (message names the problem) for a bad query or limit. */
+  /**
+   * Fails with IllegalArgumentException (message names the problem) for a bad query or limit. A
+   * tenant's searches take turns in its own line ({@link TenantLines}, {@link Config#searchTenantLimit}
+   * at once), so that one tenant's burst never has the event loops to itself; the time in line counts
+   * in the search's duration.
+   */
   public Future<List<SearchHit>> search(UUID tenantId, SearchRequest request) {
     long started = System.nanoTime();
-    return searchUnmeasured(tenantId, request).andThen(done -> {
+    return lines.run(tenantId, () -> searchUnmeasured(tenantId, request)).andThen(done -> {
       long nanos = System.nanoTime() - started;
       if (done.succeeded()) {
         metrics.searched(done.result().size(), nanos);

@@ -1,4 +1,4 @@
-package dev.quarry.ingest;
+package dev.quarry.search;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

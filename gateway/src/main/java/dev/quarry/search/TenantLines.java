@@ -1,4 +1,4 @@
-package dev.quarry.ingest;
+package dev.quarry.search;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -10,13 +10,15 @@ import java.util.UUID;
 import java.util.function.Supplier;
 
 /**
- * At most {@code perTenant} of one tenant's ingests run at once; the tenant's others wait in a line
- * of its own, in order, and start as its running ones end. The ingest workers' queue therefore never
- * holds more than {@code perTenant} ingests of any one tenant, and another tenant's ingest does not
- * wait behind a long line. How long a line may grow is the tenancy part's {@code concurrent_ingests}
- * quota, checked before the request's body is read. Safe from any thread.
+ * At most {@code perTenant} of one tenant's pieces of work (its searches, its ingests) run at once;
+ * the tenant's others wait in a line of its own, in order, and start as its running ones end. What
+ * the work shares (the event loops' CPU, the ingest workers' queue) therefore never holds more than
+ * {@code perTenant} of any one tenant's, and another tenant's work does not wait behind a long line.
+ * How long a line may grow is bounded by the tenant's quotas, checked before its work is asked for
+ * ({@code requests_per_minute} and {@code callbacks_per_minute} for searches, {@code
+ * concurrent_ingests} for ingests). Safe from any thread.
  */
-final class TenantLines {
+public final class TenantLines {
   private final int perTenant;
   private final Map<UUID, Line> lines = new HashMap<>();
 
@@ -25,7 +27,7 @@ final class TenantLines {
     final Queue<Runnable> waiting = new ArrayDeque<>();
   }
 
-  TenantLines(int perTenant) {
+  public TenantLines(int perTenant) {
     if (perTenant < 1) {
       throw new IllegalArgumentException("perTenant must be at least 1, got " + perTenant);
     }
@@ -33,7 +35,7 @@ final class TenantLines {
   }
 
   /** Runs {@code work} now if the tenant has a free turn, else once one frees; completes as it does. */
-  <T> Future<T> run(UUID tenant, Supplier<Future<T>> work) {
+  public <T> Future<T> run(UUID tenant, Supplier<Future<T>> work) {
     Promise<T> done = Promise.promise();
     Runnable start = () -> {
       Future<T> running;
@@ -63,7 +65,7 @@ final class TenantLines {
     return done.future();
   }
 
-  /** One of the tenant's ingests ended: its turn goes to the next in its line. */
+  /** One of the tenant's pieces of work ended: its turn goes to the next in its line. */
   private void next(UUID tenant) {
     Runnable start;
     synchronized (this) {
