@@ -1,6 +1,5 @@
 package dev.quarry.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,8 +31,6 @@ final class AskCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print each event's JSON as it came.")
   boolean json;
 
-  private boolean failed;
-
   @Override
   public Integer call() {
     Map<String, Object> body = new LinkedHashMap<>();
@@ -46,79 +43,17 @@ final class AskCommand implements Callable<Integer> {
     }
     body.put("stream", true);
     PrintWriter out = spec.commandLine().getOut();
+    AnalysisPrinter printer = new AnalysisPrinter(out);
     options.client().postEventStream("/v1/analyses", body, (name, event) -> {
       if (json) {
+        // Noted in this mode too: the exit code says whether the analysis ended without an answer.
+        printer.observe(event);
         out.println(event.toString());
+        out.flush();
       } else {
-        print(out, event);
+        printer.print(event);
       }
-      out.flush();
     });
-    return failed ? 1 : 0;
-  }
-
-  private void print(PrintWriter out, JsonNode e) {
-    switch (e.path("type").asText()) {
-      case "started" -> out.println("analysis " + e.path("analysis_id").asText() + " (" + e.path("model").asText() + ")");
-      case "model_turn" -> {
-        String content = e.path("content").asText("");
-        if (!content.isBlank() && e.path("tool_calls").isEmpty()) {
-          out.println("model: " + firstLine(content));
-        }
-      }
-      case "code" -> {
-        out.println("── step " + e.path("step").asInt() + " ──");
-        e.path("code").asText().lines().forEach(l -> out.println("  │ " + l));
-      }
-      case "output" -> e.path("text").asText().lines().forEach(l -> out.println("  > " + l));
-      case "callback" -> out.println("  ↪ " + e.path("kind").asText() + " " + e.path("arguments"));
-      case "cell_result" -> {
-        JsonNode r = e.path("result");
-        if (r.path("success").asBoolean()) {
-          out.println("  ✓ " + r.path("duration_ms").asLong() + " ms");
-        } else {
-          out.println("  ✗ " + r.path("error").path("type").asText() + ": " + r.path("error").path("message").asText());
-        }
-      }
-      case "answer" -> {
-        out.println();
-        out.println("Answer:");
-        out.println(e.path("answer").asText());
-        out.println();
-        out.println("Citations:");
-        if (e.path("citations").isEmpty()) {
-          out.println("  (none)");
-        }
-        for (JsonNode c : e.path("citations")) {
-          out.println("  - " + c.path("title").asText() + " (" + c.path("uri").asText() + ")" + pages(c.path("pages"))
-              + " " + c.path("document_id").asText());
-        }
-        out.println();
-        out.println("Program:");
-        out.println(e.path("program").asText());
-      }
-      case "failed" -> {
-        failed = true;
-        JsonNode error = e.path("error");
-        out.println();
-        out.println("The analysis ended without an answer (" + e.path("status").asText() + "): "
-            + error.path("type").asText() + ": " + error.path("message").asText());
-      }
-      default -> { }
-    }
-  }
-
-  private static String pages(JsonNode pages) {
-    if (pages.isEmpty()) {
-      return "";
-    }
-    StringBuilder s = new StringBuilder(" p.");
-    pages.forEach(p -> s.append(s.length() > 3 ? "," : " ").append(p.asInt()));
-    return s.toString();
-  }
-
-  private static String firstLine(String text) {
-    String line = text.strip().lines().findFirst().orElse("");
-    return line.length() > 200 ? line.substring(0, 200) + "…" : line;
+    return printer.failed() ? 1 : 0;
   }
 }

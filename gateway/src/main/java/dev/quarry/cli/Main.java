@@ -26,6 +26,7 @@ import picocli.CommandLine.Spec;
         ExecCommand.class,
         AdminCommand.class,
         McpCommand.class,
+        DemoCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -57,4 +57,13 @@ class CliAskTest {
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.out()).contains("ended without an answer (failed): ModelUnavailable");
   }
+
+  @Test
+  @DisplayName("with --json too, an analysis that fails exits with 1 after its events")
+  void failsAsJson() {
+    h.model.then(status(500), status(500), status(500));
+    CliRun run = CliRun.of("ask", "--json", "--url", h.gateway.url(), "--api-key", h.gateway.apiKey(), "Still", "down?");
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.out()).contains("\"type\":\"failed\"", "ModelUnavailable");
+  }
 }
