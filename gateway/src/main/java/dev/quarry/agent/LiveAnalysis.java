@@ -28,7 +28,7 @@ public final class LiveAnalysis {
   /** Events held back at most before they are written anyway. */
   static final int HELD_EVENTS = 64;
   /** How long the first event of a batch waits for others before the batch is written. */
-  static final long LINGER_MS = 100;
+  public static final long LINGER_MS = 50;
   /** Runs the lingering writes' timers (a write itself is asynchronous: the timer only starts it). */
   private static final java.util.concurrent.ScheduledExecutorService LINGER = java.util.concurrent.Executors
       .newSingleThreadScheduledExecutor(r -> {
