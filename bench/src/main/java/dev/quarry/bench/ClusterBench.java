@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * request ({@link QuotaCheckBench}); then how many of a tenant's requests three replicas admit
  * against its quota, for this checkout and, when {@code -Dbench.cluster.baseline=JAR} names one, for
  * an earlier gateway jar run the same way (before issue 34 each replica counted alone); then the
- * throughput of analyses with one and with three replicas, and what limits it on this machine.
+ * throughput of analyses with one and with three replicas, and what limits it on this machine; last
+ * how late an analysis' events reach a follower on another replica ({@link ClusterEventsBench}).
  */
 final class ClusterBench {
   private static final long QUOTA = 600;
@@ -60,6 +61,8 @@ final class ClusterBench {
     for (int n : new int[] {1, 3}) {
       md.append(part(() -> analyses(n)));
     }
+    md.append("\n### An analysis' events followed through another replica\n\n");
+    md.append(part(() -> new ClusterEventsBench().run()));
     return md.toString();
   }
 
@@ -226,7 +229,7 @@ final class ClusterBench {
     return new long[] {all, all - idle};
   }
 
-  private static double gatewaysCpuSeconds(GatewayCluster cluster) {
+  static double gatewaysCpuSeconds(GatewayCluster cluster) {
     double total = 0;
     for (int i = 0; i < cluster.size(); i++) {
       total += ProcessHandle.of(cluster.pid(i)).flatMap(h -> h.info().totalCpuDuration())
