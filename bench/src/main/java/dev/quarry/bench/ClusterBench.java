@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * request ({@link QuotaCheckBench}); then how many of a tenant's requests three replicas admit
  * against its quota, for this checkout and, when {@code -Dbench.cluster.baseline=JAR} names one, for
  * an earlier gateway jar run the same way (before issue 34 each replica counted alone); then the
- * throughput of analyses with one and with three replicas, and what limits it on this machine; last
- * how late an analysis' events reach a follower on another replica ({@link ClusterEventsBench}).
+ * throughput of analyses with one and with three replicas, and what limits it on this machine. How
+ * late an analysis' events reach a follower on another replica is {@link ClusterEventsBench}, a
+ * section of its own that {@code ./quarry bench cluster} writes next.
  */
 final class ClusterBench {
   private static final long QUOTA = 600;
@@ -61,8 +62,6 @@ final class ClusterBench {
     for (int n : new int[] {1, 3}) {
       md.append(part(() -> analyses(n)));
     }
-    md.append("\n### An analysis' events followed through another replica\n\n");
-    md.append(part(() -> new ClusterEventsBench().run()));
     return md.toString();
   }
 
