@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * request ({@link QuotaCheckBench}); then how many of a tenant's requests three replicas admit
  * against its quota, for this checkout and, when {@code -Dbench.cluster.baseline=JAR} names one, for
  * an earlier gateway jar run the same way (before issue 34 each replica counted alone); then the
- * throughput of analyses with one and with three replicas, and what limits it on this machine.
+ * throughput of analyses with one and with three replicas, and what limits it on this machine. How
+ * late an analysis' events reach a follower on another replica is {@link ClusterEventsBench}, a
+ * section of its own that {@code ./quarry bench cluster} writes next.
  */
 final class ClusterBench {
   private static final long QUOTA = 600;
@@ -226,7 +228,7 @@ final class ClusterBench {
     return new long[] {all, all - idle};
   }
 
-  private static double gatewaysCpuSeconds(GatewayCluster cluster) {
+  static double gatewaysCpuSeconds(GatewayCluster cluster) {
     double total = 0;
     for (int i = 0; i < cluster.size(); i++) {
       total += ProcessHandle.of(cluster.pid(i)).flatMap(h -> h.info().totalCpuDuration())

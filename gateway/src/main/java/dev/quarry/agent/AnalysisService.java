@@ -60,6 +60,8 @@ public final class AnalysisService {
   private volatile WorkTracker tracker = cancel -> () -> {};
 
   private final Map<UUID, LiveAnalysis> running = new ConcurrentHashMap<>();
+  /** Followers here of analyses that run elsewhere (or have just ended), woken as their events are stored. */
+  private final EventWakeups wakeups = new EventWakeups();
   private final Deps deps;
   private final Quotas quotas;
 
@@ -147,6 +149,19 @@ public final class AnalysisService {
           Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request));
           return live;
         });
+  }
+
+  /** What wakes the followers on this replica of analyses that run on another (Cluster feeds it). */
+  public EventWakeups wakeups() {
+    return wakeups;
+  }
+
+  /**
+   * A place among the event streams following the analysis, counted across the replicas (its own
+   * POST's stream included); fails with {@code Places.Full} when {@code most} follow it already.
+   */
+  public Future<Quotas.Permit> followerPlace(UUID tenantId, UUID id, int most) {
+    return quotas.acquireFollower(tenantId, id, most);
   }
 
   /** A running analysis of the tenant, to listen to or cancel. */

@@ -86,6 +86,14 @@ public final class AnalysisStore {
       + " WHERE tenant_id = $1 AND analysis_id = $2 AND seq > $3 ORDER BY seq LIMIT $4) page"
       + " WHERE before < $5 ORDER BY seq";
 
+  /**
+   * Whether the analysis runs, and, once it has ended, whether it ended more than $3 seconds ago
+   * (by the database's clock; a record ended without a time, as is): then whatever of its events is
+   * stored is all there will be.
+   */
+  static final String PROGRESS = "SELECT status, status <> 'running' AND (finished_at IS NULL"
+      + " OR finished_at < now() - make_interval(secs => $3)) AS settled FROM analyses WHERE tenant_id = $1 AND id = $2";
+
   static final String SET_PROGRAM_OUTPUT = "UPDATE analyses SET program_output = $3"
       + " WHERE tenant_id = $1 AND id = $2 AND program_output IS NULL";
 
@@ -194,16 +202,19 @@ public final class AnalysisStore {
 
   /**
    * What an analysis did since its last write, in one transaction: its events, the steps that
-   * ended and its usage so far (each part may be empty). One transaction a model turn, not one per
-   * event batch, step and usage update: those all ran beside the next step on the same two cores.
-   * While the database is unreachable, tried again until {@link #END_RETRY}.
+   * ended and its usage so far (each part may be empty), and the announcement of the events to
+   * every replica ({@link EventWakeups}). While the database is unreachable, tried again until
+   * {@link #END_RETRY}.
    */
   Future<Void> progress(UUID tenantId, UUID analysisId, List<AnalysisEvent> events, List<StepRecord> steps,
       JsonObject usage) {
     return durably(() -> Database.<Void>inTenant(pool, tenantId, conn -> {
       Future<?> done = Future.succeededFuture();
       if (!events.isEmpty()) {
-        done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(withoutNul(eventsTuple(tenantId, analysisId, events))));
+        // Announced in the same transaction: followers on other replicas hear it when it is visible.
+        String stored = EventWakeups.payload(analysisId, events.get(events.size() - 1).seq());
+        done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(withoutNul(eventsTuple(tenantId, analysisId, events))))
+            .compose(v -> dev.quarry.store.Notifications.publish(conn, EventWakeups.CHANNEL, stored));
       }
       if (!steps.isEmpty()) {
         List<Tuple> rows = steps.stream().map(st -> withoutNul(Tuple.of(tenantId, analysisId, st.ordinal(),
@@ -322,6 +333,27 @@ public final class AnalysisStore {
       rows.forEach(r -> out.add(new AnalysisEvent(r.getLong("seq"), r.getString("type"), r.getString("body"))));
       return out;
     });
+  }
+
+  /**
+   * Where an analysis stands: its status, and whether it ended longer than {@code settledAfter} ago
+   * (its stored events will not grow). Empty when the tenant has no such analysis.
+   */
+  public Future<Optional<Progress>> progress(UUID tenantId, UUID id, java.time.Duration settledAfter) {
+    return run(tenantId, PROGRESS, Tuple.of(tenantId, id, settledAfter.toMillis() / 1000.0)).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row r = rows.iterator().next();
+      return Optional.of(new Progress(r.getString("status"), Boolean.TRUE.equals(r.getBoolean("settled"))));
+    });
+  }
+
+  /** An analysis' status, and whether it ended long enough ago that its stored events are all there will be. */
+  public record Progress(String status, boolean settled) {
+    public boolean running() {
+      return "running".equals(status);
+    }
   }
 
   /** Records the program's output as the baseline of later replays; false when one was there already. */

@@ -13,14 +13,29 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An analysis while it runs: its events in order (kept in memory, handed to listeners at once and
- * written to the store in the same order, a model turn's worth at a time, together with the steps
- * that ended and the usage), the streams listening to them, and the means to cancel it. Events
- * come from the loop's thread and from the sandbox's event loop alike, hence the lock.
+ * written to the store in the same order, together with the steps that ended and the usage), the
+ * streams listening to them, and the means to cancel it. Events come from the loop's thread and
+ * from the sandbox's event loop alike, hence the lock.
+ *
+ * <p>Events are written as they come, batched: at most {@value #LINGER_MS} ms after the first of a
+ * batch (or at once when {@value #HELD_EVENTS} wait, or when the loop asks the model), one write in
+ * flight at a time, in order. So a cell's output is stored while the cell runs, not held until the
+ * next model turn, and followers on other replicas read it from the store within that delay
+ * (decision record 0080).
  */
 public final class LiveAnalysis {
   private static final Logger log = LoggerFactory.getLogger(LiveAnalysis.class);
   /** Events held back at most before they are written anyway. */
   static final int HELD_EVENTS = 64;
+  /** How long the first event of a batch waits for others before the batch is written. */
+  public static final long LINGER_MS = 50;
+  /** Runs the lingering writes' timers (a write itself is asynchronous: the timer only starts it). */
+  private static final java.util.concurrent.ScheduledExecutorService LINGER = java.util.concurrent.Executors
+      .newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "analysis-event-writes");
+        t.setDaemon(true);
+        return t;
+      });
   /** What a cell may have recorded at most: its output and callbacks (the analysis' other events are bounded by its budgets). */
   private static final java.util.Set<String> CAPPED_TYPES = java.util.Set.of(AnalysisEvent.OUTPUT, AnalysisEvent.CALLBACK);
 
@@ -40,6 +55,8 @@ public final class LiveAnalysis {
   private boolean writing;
   /** Whether what waits should be written as soon as the write in flight (if any) is done. */
   private boolean writeWanted;
+  /** Whether a lingering write is scheduled. */
+  private boolean lingering;
   /** The first write that failed: the analysis' record is incomplete. */
   private volatile Throwable writeFailure;
   private long nextSeq = 1;
@@ -76,9 +93,9 @@ public final class LiveAnalysis {
   }
 
   /**
-   * Appends an event and hands it to every listener at once; its write waits for the loop's next
-   * {@link #store()} (or for {@value #HELD_EVENTS} events, so that a long, chatty cell neither
-   * holds its output back nor piles it up in memory).
+   * Appends an event and hands it to every listener at once; it is written within {@value
+   * #LINGER_MS} ms with the events that come meanwhile (at once once {@value #HELD_EVENTS} wait, or
+   * at the loop's next {@link #store()}).
    */
   synchronized AnalysisEvent emit(String type, JsonObject data) {
     if (capped && CAPPED_TYPES.contains(type)) {
@@ -105,11 +122,20 @@ public final class LiveAnalysis {
     if (unwritten.size() >= HELD_EVENTS) {
       writeWanted = true;
       writeIfWanted();
+    } else if (!lingering) {
+      lingering = true;
+      LINGER.schedule(this::lingered, LINGER_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
     for (Consumer<AnalysisEvent> listener : List.copyOf(listeners)) {
       listener.accept(event);
     }
     return event;
+  }
+
+  private synchronized void lingered() {
+    lingering = false;
+    writeWanted = true;
+    writeIfWanted();
   }
 
   /** A step that ended, written with the next batch. */
@@ -124,8 +150,8 @@ public final class LiveAnalysis {
 
   /**
    * Starts writing all that waits, in one transaction, without waiting for it. The loop calls this
-   * as it hands a request to the model, so that the writes run while the model thinks rather than
-   * beside the steps on the gateway's cores. One write is in flight at a time, in order.
+   * as it hands a request to the model, so that a step's end is stored as the next turn begins. One
+   * write is in flight at a time, in order.
    */
   synchronized void store() {
     writeWanted = true;

@@ -192,13 +192,18 @@ final class AnalysisRoutes {
    * configured.
    */
   private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner, long afterSeq) {
+    stream(ctx, live, owner, afterSeq, () -> { });
+  }
+
+  /** As above; {@code stopped} runs once the stream stops, whichever way. */
+  private void stream(RoutingContext ctx, LiveAnalysis live, boolean owner, long afterSeq, Runnable stopped) {
     HttpServerResponse response = ctx.response();
     EventStream.open(response, ctx.vertx(), heartbeat).putHeader("X-Analysis-Id", live.id().toString());
     EventStream.follow(ctx.request(), ctx.vertx(), live, afterSeq, event -> response.write(event.sse()), () -> {
       if (owner && analyses.settings().cancelOnDisconnect()) {
         live.cancel();
       }
-    });
+    }, stopped);
   }
 
   private void list(RoutingContext ctx) {
@@ -216,6 +221,12 @@ final class AnalysisRoutes {
         .onFailure(ctx::fail);
   }
 
+  /**
+   * An analysis' events: followed in memory when it runs here; followed through the store when it
+   * runs on another replica or has only just ended ({@link StoredFollow}); replayed from the store
+   * when it ended a while ago. Either way every event after the Last-Event-ID comes once, in order,
+   * and a stream of an analysis that runs ends with its terminal event.
+   */
   private void events(RoutingContext ctx) {
     UUID tenant = ApiRoutes.tenant(ctx);
     UUID id = analysisId(ctx);
@@ -225,18 +236,19 @@ final class AnalysisRoutes {
       follow(ctx, running.get(), afterSeq);
       return;
     }
-    analyses.store().record(tenant, id)
+    analyses.store().progress(tenant, id, StoredFollow.SETTLED)
         .map(found -> found.orElseThrow(() -> missing(id)))
-        .compose(analysis -> {
-          // It may have finished between the two looks: then the store has every event.
+        .onSuccess(progress -> {
+          // It may have begun running here since the first look (it is recorded before it runs).
           var stillRunning = analyses.running(tenant, id);
           if (stillRunning.isPresent()) {
             follow(ctx, stillRunning.get(), afterSeq);
-            return Future.succeededFuture();
+          } else if (progress.settled()) {
+            ctx.response().setChunked(true).putHeader("X-Analysis-Id", id.toString());
+            streams.pages(ctx, 200, EventStream.CONTENT_TYPE, new Replay(tenant, id, afterSeq)::next);
+          } else {
+            followStored(ctx, tenant, id, afterSeq);
           }
-          ctx.response().setChunked(true).putHeader("X-Analysis-Id", id.toString());
-          streams.pages(ctx, 200, EventStream.CONTENT_TYPE, new Replay(tenant, id, afterSeq)::next);
-          return Future.succeededFuture();
         })
         .onFailure(ctx::fail);
   }
@@ -327,20 +339,50 @@ final class AnalysisRoutes {
   }
 
   /**
-   * The most streams that follow one running analysis at once (its own POST's included): each holds
-   * a connection, and without a bound one tenant's followers of one analysis could take every
-   * connection the gateway allows (red team R6-1).
+   * The most streams that follow one analysis at once through {@code GET /v1/analyses/{id}/events},
+   * on whichever replicas (besides the request that started it): each holds a connection, and
+   * without a bound one tenant's followers of one analysis could take every connection the gateways
+   * allow (red team R6-1). Counted in PostgreSQL as places under the analysis' name.
    */
   static final int MAX_FOLLOWERS = 8;
 
-  /** A further stream of a running analysis, unless it already has {@link #MAX_FOLLOWERS}. */
+  /** A further stream of an analysis running here, unless it already has {@link #MAX_FOLLOWERS}. */
   private void follow(RoutingContext ctx, LiveAnalysis live, long afterSeq) {
-    if (live.followers() >= MAX_FOLLOWERS) {
-      throw new ApiError(429, "too_many_followers", "analysis " + live.id() + " already has " + MAX_FOLLOWERS
-          + " event streams following it, the most one running analysis may have; read its events from one"
-          + " of them, or once it has finished");
-    }
-    stream(ctx, live, false, afterSeq);
+    followerPlace(ctx, live.tenantId(), live.id(), release -> stream(ctx, live, false, afterSeq, release));
+  }
+
+  /** A further stream of an analysis running on another replica (or just ended), read from the store. */
+  private void followStored(RoutingContext ctx, UUID tenant, UUID id, long afterSeq) {
+    followerPlace(ctx, tenant, id, release -> new StoredFollow(ctx, analyses.store(), analyses.wakeups(), tenant, id,
+        afterSeq, heartbeat, release).start());
+  }
+
+  /**
+   * Takes a follower's place across the replicas, then runs {@code follow} with what gives it back;
+   * 429 when {@link #MAX_FOLLOWERS} follow the analysis already.
+   */
+  private void followerPlace(RoutingContext ctx, UUID tenant, UUID id, java.util.function.Consumer<Runnable> follow) {
+    analyses.followerPlace(tenant, id, MAX_FOLLOWERS).onComplete(ar -> {
+      if (ar.failed()) {
+        ctx.fail(ar.cause() instanceof dev.quarry.tenancy.Places.Full
+            ? new ApiError(429, "too_many_followers", "analysis " + id + " already has " + MAX_FOLLOWERS
+                + " event streams following it, the most one analysis may have; read its events from one"
+                + " of them, or once it has finished")
+            : ar.cause());
+        return;
+      }
+      java.util.concurrent.atomic.AtomicBoolean held = new java.util.concurrent.atomic.AtomicBoolean(true);
+      Runnable release = () -> {
+        if (held.compareAndSet(true, false)) {
+          ar.result().close();
+        }
+      };
+      if (ctx.response().closed()) {
+        release.run(); // the client went while the place was taken
+        return;
+      }
+      follow.accept(release);
+    });
   }
 
   /** The longest {@code Last-Event-ID} taken: an event's seq, a long. */

@@ -51,6 +51,8 @@ public final class ApiRoutes {
   /** The port this gateway serves on, once it does: MCP's tools call the REST API through it. */
   private volatile int port;
   private AnalysisService analysisService;
+  /** Where what every replica must share is kept (MCP sessions). */
+  private io.vertx.sqlclient.Pool pool;
 
   /** {@code /healthz}, {@code /readyz} and {@code /metrics} are mounted beside these by gateway.OpsRoutes. */
   public ApiRoutes(Vertx vertx, Config config, IngestService ingestService,
@@ -89,6 +91,12 @@ public final class ApiRoutes {
   public ApiRoutes withAnalyses(AnalysisService service) {
     this.analysisService = service;
     this.analyses = new AnalysisRoutes(service, config.bodyTimeoutMs(), config.sseHeartbeat(), streams);
+    return this;
+  }
+
+  /** Keeps what the replicas share in this database (MCP sessions, so that any replica serves any). */
+  public ApiRoutes withDatabase(io.vertx.sqlclient.Pool pool) {
+    this.pool = pool;
     return this;
   }
 
@@ -151,7 +159,10 @@ public final class ApiRoutes {
       analyses.mount(router, tenant, takeBody, bodyRead);
       new OpenAiRoutes(analyses).mount(router, tenant, takeBody, jsonBody, bodyRead);
     }
-    McpTransport mcp = new McpTransport(vertx, config.sseHeartbeat());
+    if (pool == null) {
+      throw new IllegalStateException("the routes need the database for MCP sessions: call withDatabase first");
+    }
+    McpTransport mcp = new McpTransport(vertx, config.sseHeartbeat(), pool);
     McpServer.async(mcp)
         .serverInfo("quarry", "0.1.0")
         .instructions("Quarry answers research questions over your documents. Use search and read_document to look"

@@ -93,13 +93,31 @@ final class EventStream {
    */
   static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
       Consumer<AnalysisEvent> write, Runnable gone) {
-    follow(request, vertx, live, afterSeq, write, gone, SlowClient.STALL_LIMIT, SlowClient.MAX_WAITING_BYTES);
+    follow(request, vertx, live, afterSeq, write, gone, () -> { });
+  }
+
+  /** As above; {@code stopped} runs once, whichever way the following stops (ended, gone, cut). */
+  static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
+      Consumer<AnalysisEvent> write, Runnable gone, Runnable stopped) {
+    follow(request, vertx, live, afterSeq, write, gone, SlowClient.STALL_LIMIT, SlowClient.MAX_WAITING_BYTES, stopped);
   }
 
   static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
       Consumer<AnalysisEvent> write, Runnable gone, java.time.Duration stallLimit, long maxWaitingBytes) {
+    follow(request, vertx, live, afterSeq, write, gone, stallLimit, maxWaitingBytes, () -> { });
+  }
+
+  static void follow(HttpServerRequest request, Vertx vertx, LiveAnalysis live, long afterSeq,
+      Consumer<AnalysisEvent> write, Runnable gone, java.time.Duration stallLimit, long maxWaitingBytes,
+      Runnable stopped) {
     HttpServerResponse response = request.response();
     AtomicBoolean ended = new AtomicBoolean();
+    AtomicBoolean told = new AtomicBoolean();
+    Runnable stop0 = () -> {
+      if (told.compareAndSet(false, true)) {
+        stopped.run();
+      }
+    };
     Runnable[] stop = new Runnable[1];
     SlowClient[] slow = new SlowClient[1];
     Runnable cut = () -> {
@@ -109,6 +127,7 @@ final class EventStream {
         if (stop[0] != null) {
           stop[0].run();
         }
+        stop0.run();
         HardClose.close(request.connection());
       }
     };
@@ -122,6 +141,7 @@ final class EventStream {
         }
         gone.run();
       }
+      stop0.run();
     });
     stop[0] = live.listen(afterSeq, event -> {
       if (ended.get()) {
@@ -138,6 +158,7 @@ final class EventStream {
         if (!response.ended()) {
           response.end();
         }
+        stop0.run();
       }
     });
     if (ended.get()) {

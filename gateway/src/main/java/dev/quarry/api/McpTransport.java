@@ -34,8 +34,15 @@ import reactor.core.publisher.Mono;
  * belongs to the tenant whose key opened it: another tenant's key naming the session is told it
  * does not exist, exactly as a session id nobody made. Each request's tenant and key travel to the
  * tool handlers in the transport context ({@link #TENANT}, {@link #API_KEY}), never from a field a
- * client fills in. Sessions are held in memory, at most {@value #MAX_SESSIONS_PER_TENANT} per
- * tenant, and forgotten after {@value #IDLE_MINUTES} idle minutes.
+ * client fills in.
+ *
+ * <p>Sessions are recorded in PostgreSQL ({@link McpSessions}), so any replica serves any session:
+ * a replica that gets a request for a session it has not seen builds its own copy of the SDK's
+ * session from the recorded initialize parameters (the SDK keeps nothing else of a session between
+ * requests that Quarry uses: it never asks the client anything). Each request looks its session up
+ * (one round trip), so a session ended through one replica is gone from all at once. A tenant holds
+ * at most {@value #MAX_SESSIONS_PER_TENANT} across the replicas; a session is gone after {@value
+ * #IDLE_MINUTES} idle minutes. What a replica holds in memory is a cache of those copies.
  */
 final class McpTransport implements McpStreamableServerTransportProvider {
   private static final Logger log = LoggerFactory.getLogger(McpTransport.class);
@@ -50,22 +57,27 @@ final class McpTransport implements McpStreamableServerTransportProvider {
   static final int MAX_SESSIONS_PER_TENANT = 64;
   static final long IDLE_MINUTES = 30;
   private static final String SESSION_HEADER = "Mcp-Session-Id";
+  /** The most an initialize request's recorded parameters may take (capabilities, client info), encoded. */
+  static final int MAX_INIT_CHARS = 16 * 1024;
 
-  private record Held(McpStreamableServerSession session, UUID tenant, long[] lastUsed) {}
+  /** This replica's copy of a session: the SDK's session, under the id the client knows. */
+  private record Held(McpStreamableServerSession session, String id, UUID tenant, long[] lastUsed) {}
 
   private final McpJsonMapper json = McpJsonDefaults.getMapper();
   private final JsonRpcMessages messages = new JsonRpcMessages(json);
   private final Map<String, Held> sessions = new ConcurrentHashMap<>();
   private final Vertx vertx;
+  private final McpSessions store;
   private final long sweeper;
   private volatile McpStreamableServerSession.Factory sessions0;
   private volatile boolean closing;
 
   private final java.time.Duration heartbeat;
 
-  McpTransport(Vertx vertx, java.time.Duration heartbeat) {
+  McpTransport(Vertx vertx, java.time.Duration heartbeat, io.vertx.sqlclient.Pool pool) {
     this.heartbeat = heartbeat;
     this.vertx = vertx;
+    this.store = new McpSessions(pool, java.time.Duration.ofMinutes(IDLE_MINUTES));
     this.sweeper = vertx.setPeriodic(60_000, t -> sweep());
   }
 
@@ -148,10 +160,11 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       initialize(ctx, request, tenant);
       return;
     }
-    Held held = session(ctx, tenant);
-    if (held == null) {
-      return;
-    }
+    McpSchema.JSONRPCMessage read = message;
+    session(ctx, tenant, held -> serve(ctx, held, read, context));
+  }
+
+  private void serve(RoutingContext ctx, Held held, McpSchema.JSONRPCMessage message, McpTransportContext context) {
     switch (message) {
       // Quarry never asks a client anything, so a response answers no request of the server's.
       case McpSchema.JSONRPCResponse response -> held.session().accept(response)
@@ -164,7 +177,7 @@ final class McpTransport implements McpStreamableServerTransportProvider {
           .subscribe(null, e -> refused(ctx, null, McpSchema.ErrorCodes.INVALID_PARAMS, e,
               "the notification's params are not what " + notification.method() + " takes"), () -> accepted(ctx));
       case McpSchema.JSONRPCRequest request -> {
-        HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.session().getId());
+        HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.id());
         io.vertx.core.Promise<Void> gone = io.vertx.core.Promise.promise();
         StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), gone::tryComplete,
             ctx.get(RequestIds.HEADER));
@@ -174,7 +187,7 @@ final class McpTransport implements McpStreamableServerTransportProvider {
             .subscribe(null, e -> {
               // The SDK fails the stream without an answer when a handler throws before its Mono
               // (a params shape it could not map): the request still gets one, never an empty stream.
-              log.warn("mcp session {}: request {} failed: {}", held.session().getId(), request.method(), e.toString());
+              log.warn("mcp session {}: request {} failed: {}", held.id(), request.method(), e.toString());
               stream.answerFailure(request.id());
             });
       }
@@ -182,52 +195,113 @@ final class McpTransport implements McpStreamableServerTransportProvider {
     }
   }
 
+  /**
+   * Opens a session: recorded for every replica (unless the tenant holds {@value
+   * #MAX_SESSIONS_PER_TENANT} on all of them together), then answered with its id.
+   */
   private void initialize(RoutingContext ctx, McpSchema.JSONRPCRequest request, UUID tenant) {
-    long held = sessions.values().stream().filter(h -> h.tenant().equals(tenant)).count();
-    if (held >= MAX_SESSIONS_PER_TENANT) {
-      reply(ctx, 429, McpSchema.ErrorCodes.INTERNAL_ERROR, "this tenant holds " + held
-          + " MCP sessions, the most it may; end one with DELETE /mcp or let one idle out");
-      return;
-    }
     McpSchema.InitializeRequest init;
+    io.vertx.core.json.JsonObject recorded;
     try {
-      init = json.convertValue(request.params(), new TypeRef<McpSchema.InitializeRequest>() {});
-    } catch (RuntimeException e) {
+      McpSchema.InitializeRequest asked = json.convertValue(request.params(), new TypeRef<McpSchema.InitializeRequest>() {});
+      // What a replica needs to serve the session; the request's _meta is not kept.
+      init = new McpSchema.InitializeRequest(asked.protocolVersion(), asked.capabilities(), asked.clientInfo());
+      String encoded = json.writeValueAsString(init);
+      if (encoded.length() > MAX_INIT_CHARS || encoded.contains("\\u0000")) {
+        reply(ctx, 400, McpSchema.ErrorCodes.INVALID_PARAMS, "the initialize request's params take " + encoded.length()
+            + " characters (at most " + MAX_INIT_CHARS + " are kept for a session, and no NUL character)");
+        return;
+      }
+      recorded = new io.vertx.core.json.JsonObject(encoded);
+    } catch (RuntimeException | IOException e) {
       reply(ctx, 400, McpSchema.ErrorCodes.INVALID_PARAMS, "the initialize request's params are malformed");
       return;
     }
-    McpStreamableServerSession.McpStreamableServerSessionInit started = sessions0.startSession(init);
-    String id = started.session().getId();
-    sessions.put(id, new Held(started.session(), tenant, new long[] {System.currentTimeMillis()}));
-    started.initResult().subscribe(result -> {
-      try {
-        ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-            .putHeader(SESSION_HEADER, id)
-            .end(json.writeValueAsString(new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, request.id(),
-                result, null)));
-      } catch (IOException e) {
-        failed(ctx, e);
+    UUID id = UUID.randomUUID();
+    store.open(tenant, id, recorded, MAX_SESSIONS_PER_TENANT).onComplete(opened -> {
+      if (opened.failed()) {
+        ctx.fail(opened.cause());
+        return;
       }
-    }, e -> {
-      sessions.remove(id);
-      failed(ctx, e);
+      if (!opened.result().opened()) {
+        reply(ctx, 429, McpSchema.ErrorCodes.INTERNAL_ERROR, "this tenant holds " + opened.result().held()
+            + " MCP sessions, the most it may (on all replicas together); end one with DELETE /mcp or let one idle out");
+        return;
+      }
+      McpStreamableServerSession.McpStreamableServerSessionInit started = sessions0.startSession(init);
+      Held held = new Held(started.session(), id.toString(), tenant, new long[] {System.currentTimeMillis()});
+      sessions.put(held.id(), held);
+      started.initResult().subscribe(result -> {
+        try {
+          ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+              .putHeader(SESSION_HEADER, held.id())
+              .end(json.writeValueAsString(new McpSchema.JSONRPCResponse(McpSchema.JSONRPC_VERSION, request.id(),
+                  result, null)));
+        } catch (IOException e) {
+          failed(ctx, e);
+        }
+      }, e -> {
+        sessions.remove(held.id());
+        store.close(tenant, id);
+        failed(ctx, e);
+      });
     });
   }
 
-  /** The request's session, if it names one of its own tenant's; else the reply says why and null. */
-  private Held session(RoutingContext ctx, UUID tenant) {
-    String id = ctx.request().getHeader(SESSION_HEADER);
-    if (id == null || id.isBlank()) {
+  /**
+   * Runs {@code then} with the request's session, if it names one of its own tenant's that is not
+   * idle, on whichever replica it was opened; otherwise the reply says why. A session this replica
+   * has not served yet is built from its recorded initialize parameters; one that is gone (ended
+   * through another replica, idle) is dropped here too.
+   */
+  private void session(RoutingContext ctx, UUID tenant, java.util.function.Consumer<Held> then) {
+    String raw = ctx.request().getHeader(SESSION_HEADER);
+    if (raw == null || raw.isBlank()) {
       reply(ctx, 400, McpSchema.ErrorCodes.INVALID_REQUEST, "the Mcp-Session-Id header is required after initialize");
-      return null;
+      return;
     }
-    Held held = sessions.get(id);
-    if (held == null || !held.tenant().equals(tenant)) {
-      reply(ctx, 404, McpSchema.ErrorCodes.INVALID_REQUEST, "no MCP session " + id + "; initialize a new one");
-      return null;
+    UUID id;
+    try {
+      id = UUID.fromString(raw.strip());
+    } catch (IllegalArgumentException e) {
+      unknown(ctx, raw);
+      return;
     }
-    held.lastUsed()[0] = System.currentTimeMillis();
-    return held;
+    String key = id.toString();
+    store.use(tenant, id).onComplete(found -> {
+      if (found.failed()) {
+        ctx.fail(found.cause());
+        return;
+      }
+      Held held = sessions.get(key);
+      if (found.result().isEmpty()) {
+        if (held != null && sessions.remove(key, held)) {
+          held.session().close();
+        }
+        unknown(ctx, raw);
+        return;
+      }
+      if (held == null || !held.tenant().equals(tenant)) {
+        McpSchema.InitializeRequest init;
+        try {
+          init = json.readValue(found.result().get().encode(), new TypeRef<McpSchema.InitializeRequest>() {});
+        } catch (IOException | RuntimeException e) {
+          failed(ctx, e);
+          return;
+        }
+        // Not subscribed to: the initialize result went to the client when the session was opened.
+        // Two requests building a copy at once each use their own: the copies are alike.
+        held = new Held(sessions0.startSession(init).session(), key, tenant, new long[] {0});
+        sessions.put(key, held);
+      }
+      held.lastUsed()[0] = System.currentTimeMillis();
+      then.accept(held);
+    });
+  }
+
+  private static void unknown(RoutingContext ctx, String raw) {
+    String shown = raw.length() > 64 ? raw.substring(0, 64) + "..." : raw;
+    reply(ctx, 404, McpSchema.ErrorCodes.INVALID_REQUEST, "no MCP session " + shown + "; initialize a new one");
   }
 
   private void get(RoutingContext ctx) {
@@ -235,25 +309,27 @@ final class McpTransport implements McpStreamableServerTransportProvider {
       reply(ctx, 406, McpSchema.ErrorCodes.INVALID_REQUEST, "GET /mcp is the server's event stream: accept text/event-stream");
       return;
     }
-    Held held = session(ctx, ApiRoutes.tenant(ctx));
-    if (held == null) {
-      return;
-    }
-    HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.session().getId());
-    StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), () -> {}, ctx.get(RequestIds.HEADER));
-    var listening = held.session().listeningStream(stream);
-    stream.onClose(listening::close);
-    response.writeHead();
+    session(ctx, ApiRoutes.tenant(ctx), held -> {
+      HttpServerResponse response = EventStream.open(ctx.response(), vertx, heartbeat).putHeader(SESSION_HEADER, held.id());
+      StreamTransport stream = new StreamTransport(response, vertx.getOrCreateContext(), () -> {}, ctx.get(RequestIds.HEADER));
+      var listening = held.session().listeningStream(stream);
+      stream.onClose(listening::close);
+      response.writeHead();
+    });
   }
 
+  /** Ends the session on every replica: the others find it gone at its next request. */
   private void delete(RoutingContext ctx) {
-    Held held = session(ctx, ApiRoutes.tenant(ctx));
-    if (held == null) {
-      return;
-    }
-    sessions.remove(held.session().getId());
-    held.session().delete().contextWrite(c -> c.put(McpTransportContext.KEY, context(ctx)))
-        .subscribe(null, e -> failed(ctx, e), () -> ctx.response().setStatusCode(204).end());
+    UUID tenant = ApiRoutes.tenant(ctx);
+    session(ctx, tenant, held -> store.close(tenant, UUID.fromString(held.id())).onComplete(closed -> {
+      if (closed.failed()) {
+        ctx.fail(closed.cause());
+        return;
+      }
+      sessions.remove(held.id(), held);
+      held.session().delete().contextWrite(c -> c.put(McpTransportContext.KEY, context(ctx)))
+          .subscribe(null, e -> failed(ctx, e), () -> ctx.response().setStatusCode(204).end());
+    }));
   }
 
   private static void accepted(RoutingContext ctx) {

@@ -26,9 +26,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On a tenant's deletion beginning, its analyses here end and its sandboxes go; once its rows are
  * gone, what this replica caches of it goes too (keys, limits, search copies, /documents files). On
- * a revocation its cached keys go; on a change of its quotas its cached limits. After the listening
- * connection comes back (notifications may have been missed) every cached key and limit goes, and
- * every {@link #TENANT_CHECK} the tenants of the analyses running here are looked up anyway.
+ * a revocation its cached keys go; on a change of its quotas its cached limits. On a write of a
+ * running analysis' events, the streams following it here read them (decision record 0080). After
+ * the listening connection comes back (notifications may have been missed) every cached key and
+ * limit goes and every follower reads again, and every {@link #TENANT_CHECK} the tenants of the
+ * analyses running here are looked up anyway.
  */
 final class Cluster {
   private static final Logger log = LoggerFactory.getLogger(Cluster.class);
@@ -85,6 +87,10 @@ final class Cluster {
       quotas.forgetAllLimits();
     });
     notifications.listen(AnalysisService.CHANNEL, analyses::signalled, () -> { });
+    // Followers here of analyses running elsewhere read their stored events when told of a write;
+    // after a reconnection all read, as some writes may have gone unheard.
+    notifications.listen(dev.quarry.agent.EventWakeups.CHANNEL, analyses.wakeups()::notified,
+        analyses.wakeups()::wakeAll);
     tenantWatch = vertx.setPeriodic(TENANT_CHECK.toMillis(), id -> {
       Set<UUID> here = analyses.tenantsRunning();
       if (here.isEmpty()) {

@@ -204,7 +204,8 @@ public final class Gateway extends VerticleBase {
               documents,
               search, tenants, quotas, documentsFs,
               sandboxes, callbacks)
-              .withAnalyses(analyses);
+              .withAnalyses(analyses)
+              .withDatabase(pool);
           cluster.listen(tenants, quotas, analyses, sandboxes, search, documentsFs);
           api = routes;
           router = routes.router();

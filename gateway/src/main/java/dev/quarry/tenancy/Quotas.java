@@ -228,6 +228,15 @@ public final class Quotas {
     return places.take(tenantId, REQUEST_BODIES, most).map(place -> (Permit) place::release);
   }
 
+  /**
+   * Takes a place among the event streams following one analysis, on whichever replicas they are;
+   * fails with {@link Places.Full} when {@code most} follow it already. Counted under a name of the
+   * analysis' own (a fixed bound, not an admin's quota).
+   */
+  public Future<Permit> acquireFollower(UUID tenantId, UUID analysis, int most) {
+    return places.take(tenantId, "followers " + analysis, most).map(place -> (Permit) place::release);
+  }
+
   private Future<Permit> acquire(UUID tenantId, Quota quota, java.util.function.LongFunction<String> refusal) {
     return limits(tenantId).compose(l -> {
       long max = l.of(quota);

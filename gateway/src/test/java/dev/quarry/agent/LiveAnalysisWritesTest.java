@@ -90,6 +90,35 @@ class LiveAnalysisWritesTest {
   }
 
   @Test
+  @DisplayName("a cell's events are stored on their own (a batch " + LiveAnalysis.LINGER_MS + " ms after its first"
+      + " event), without the loop asking; each write is announced to every replica with its last seq")
+  void storedAsTheyComeAndAnnounced() throws Exception {
+    dev.quarry.store.Notifications notifications = new dev.quarry.store.Notifications(vertx,
+        dev.quarry.store.Database.appConnectOptions(db.config()));
+    List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.CompletableFuture<Void> listening = new java.util.concurrent.CompletableFuture<>();
+    notifications.listen(EventWakeups.CHANNEL, heard::add, () -> listening.complete(null));
+    notifications.start().await(30, TimeUnit.SECONDS);
+    try {
+      listening.get(30, TimeUnit.SECONDS);
+      LiveAnalysis live = analysis(newTenant(db));
+      long t0 = System.nanoTime();
+      for (int i = 1; i <= 3; i++) {
+        live.emit(AnalysisEvent.OUTPUT, new JsonObject().put("step", 1).put("text", "line " + i + "\n"));
+      }
+      // No store(), no flush: the events go to the store on their own, announced as they become visible.
+      dev.quarry.support.Await.until(() -> heard.contains(live.id() + " 3"), java.time.Duration.ofSeconds(10),
+          "the write of events 1-3 to be announced");
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(store.events(live.tenantId(), live.id(), 0).await()).extracting(AnalysisEvent::seq)
+          .containsExactly(1L, 2L, 3L);
+      System.out.printf("three events stored and announced %d ms after the first was made%n", ms);
+    } finally {
+      notifications.close().await(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
   @DisplayName("a write PostgreSQL refuses is remembered, and later writes still go through")
   void failedWriteRemembered() throws Exception {
     LiveAnalysis live = analysis(newTenant(db));

@@ -11,6 +11,11 @@ import dev.quarry.sandbox.RunnerImage;
 import dev.quarry.sandbox.SandboxSettings;
 import dev.quarry.support.Await;
 import dev.quarry.support.GatewayCluster;
+import dev.quarry.support.SseClient;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.spec.McpSchema;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -44,7 +49,8 @@ import org.junit.jupiter.api.TestInstance;
  * and not three times it; a revoked key and a deleted tenant stop on every replica at once (by
  * notification, well inside the 10 s key cache and 5 s polling that were the only means before); a
  * cancel reaches the replica running the analysis; a replica killed with its places frees them when
- * its lease lapses, and comes back.
+ * its lease lapses, and comes back. An analysis is followed live and whole through any replica, its
+ * followers counted across them; an MCP session is served by any replica, and counted across them.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("Three replicas behind a load balancer share one truth")
@@ -284,6 +290,223 @@ class ClusterTest {
     // Its earlier life's sandbox goes at its first reaper pass (its own gateway id, no longer in use).
     Await.until(() -> tenantContainers(2, t.id()) == 0, Duration.ofSeconds(90),
         "the killed replica's leftover sandbox to be reaped");
+  }
+
+  /**
+   * A cell that works a little, prints and calls the gateway, 12 times: 24 events spread over the
+   * cell (the runner sends what was printed before each call, so each print is one output event).
+   */
+  static final String CHATTY = "for i in range(12):\n    s = 0\n    for j in range(100000):\n        s = s + j\n"
+      + "    print(i, s)\n    docs = await list_documents()";
+
+  @Test
+  @DisplayName("an analysis followed through the two replicas not running it is live (a cell's events arrive while it"
+      + " still runs) and complete (every event once, in order, as its own stream has them, the terminal one last),"
+      + " from the first event or after a Last-Event-ID")
+  void streamFollowedThroughOtherReplicas() throws Exception {
+    GatewayCluster.Tenant t = cluster.createTenant("follow-" + UUID.randomUUID());
+    model.reset();
+    ScriptedModelServer.Held between = new ScriptedModelServer.Held();
+    model.then(execute(CHATTY), between, answer("done", "print(1)"));
+    try (SseClient own = SseClient.post(cluster.replicaUrl(0), "/v1/analyses", t.apiKey(),
+        new JsonObject().put("question", "Chatty?").put("stream", true)
+            .put("budgets", new JsonObject().put("list_documents_calls", 100)))) {
+      assertThat(own.status(Duration.ofSeconds(90))).isEqualTo(200);
+      String id = own.header("X-Analysis-Id", Duration.ofSeconds(5));
+      String events = "/v1/analyses/" + id + "/events";
+      try (SseClient one = SseClient.get(cluster.replicaUrl(1), events, t.apiKey(), 0);
+          SseClient two = SseClient.get(cluster.replicaUrl(2), events, t.apiKey(), 0)) {
+        // The first cell has run and the analysis waits for its model: it runs, and both followers
+        // have everything so far, the cell's end included.
+        between.asked().get(2, TimeUnit.MINUTES);
+        Await.until(() -> hasCellResult(one) && hasCellResult(two), Duration.ofSeconds(10),
+            "the followers on replicas 1 and 2 to have the first cell's result");
+        assertThat(onReplica(2, "GET", "/v1/analyses/" + id, t.apiKey(), null).json().getString("status"))
+            .isEqualTo("running");
+        assertThat(own.done()).isNotDone();
+        long resumeAfter = one.events().get(3).seq();
+        try (SseClient resumed = SseClient.get(cluster.replicaUrl(1), events, t.apiKey(), resumeAfter)) {
+          between.reply().complete(execute(CHATTY));
+          CompletableFuture.allOf(own.done(), one.done(), two.done(), resumed.done()).get(3, TimeUnit.MINUTES);
+          List<SseClient.Event> all = own.events();
+          assertThat(all).extracting(SseClient.Event::seq)
+              .containsExactlyElementsOf(java.util.stream.LongStream.rangeClosed(1, all.size()).boxed().toList());
+          assertThat(all.get(all.size() - 1).type()).isEqualTo("answer");
+          assertThat(all).filteredOn(SseClient.Event::terminal).hasSize(1);
+          assertThat(all).filteredOn(e -> "output".equals(e.type())).hasSize(24);
+          assertThat(all).filteredOn(e -> "callback".equals(e.type())).hasSize(24);
+          assertThat(one.events()).extracting(SseClient.Event::message)
+              .as("replica 1's stream").containsExactlyElementsOf(all.stream().map(SseClient.Event::message).toList());
+          assertThat(two.events()).extracting(SseClient.Event::message)
+              .as("replica 2's stream").containsExactlyElementsOf(all.stream().map(SseClient.Event::message).toList());
+          assertThat(resumed.events()).extracting(SseClient.Event::message).as("resumed after " + resumeAfter)
+              .containsExactlyElementsOf(all.stream().filter(e -> e.seq() > resumeAfter).map(SseClient.Event::message)
+                  .toList());
+          System.out.printf("events of one analysis (%d): delay from its making to its arrival, p50/max ms:"
+              + " own stream %s, followed on replica 1 %s, on replica 2 %s%n", all.size(), delays(own, resumeAfter),
+              delays(one, resumeAfter), delays(two, resumeAfter));
+        }
+      }
+    }
+  }
+
+  /** The status a stream was answered with, 0 when none came within 30 s. */
+  private static int statusOf(SseClient client) {
+    try {
+      return client.status(Duration.ofSeconds(30));
+    } catch (Exception e) {
+      return 0;
+    }
+  }
+
+  private static boolean hasCellResult(SseClient follower) {
+    return follower.events().stream().anyMatch(e -> "cell_result".equals(e.type()));
+  }
+
+  /** p50 and max of the delays of the events after {@code afterSeq} (those made while every follower listened). */
+  private static String delays(SseClient follower, long afterSeq) {
+    long[] d = follower.events().stream().filter(e -> e.seq() > afterSeq).mapToLong(SseClient.Event::delayMs)
+        .sorted().toArray();
+    return d.length == 0 ? "-" : d[d.length / 2] + "/" + d[d.length - 1];
+  }
+
+  @Test
+  @DisplayName("an analysis' followers are counted across the replicas: 8 through three replicas, a ninth is 429"
+      + " too_many_followers on any of them, and a place given back is taken again")
+  void followersCountedAcrossReplicas() throws Exception {
+    GatewayCluster.Tenant t = cluster.createTenant("followers-" + UUID.randomUUID());
+    model.reset();
+    ScriptedModelServer.Held held = new ScriptedModelServer.Held();
+    model.then(execute("print(1)"), held);
+    CompletableFuture<HttpResponse<String>> posted = http.sendAsync(HttpRequest.newBuilder(
+            URI.create(cluster.replicaUrl(0) + "/v1/analyses")).timeout(Duration.ofMinutes(3))
+        .header("Authorization", "Bearer " + t.apiKey()).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("question", "Wait?").encode())).build(),
+        HttpResponse.BodyHandlers.ofString());
+    held.asked().get(2, TimeUnit.MINUTES);
+    String id = onReplica(1, "GET", "/v1/analyses", t.apiKey(), null).json().getJsonArray("analyses")
+        .getJsonObject(0).getString("id");
+    String events = "/v1/analyses/" + id + "/events";
+    List<SseClient> followers = new ArrayList<>();
+    try {
+      for (int i = 0; i < 8; i++) {
+        SseClient f = SseClient.get(cluster.replicaUrl(i % 3), events, t.apiKey(), 0);
+        followers.add(f);
+        // A follower through the store answers once it has something to send: its head with the first event.
+        Await.until(() -> !f.events().isEmpty(), Duration.ofSeconds(10), "follower " + f + " to have begun");
+      }
+      for (int i = 0; i < 3; i++) {
+        try (SseClient ninth = SseClient.get(cluster.replicaUrl(i), events, t.apiKey(), 0)) {
+          assertThat(ninth.status(Duration.ofSeconds(30))).as("a ninth follower on replica " + i).isEqualTo(429);
+          ninth.done().get(30, TimeUnit.SECONDS);
+          assertThat(ninth.body()).contains("too_many_followers");
+        }
+      }
+      followers.remove(1).close(); // replica 1's: its place goes back
+      Await.until(() -> {
+        SseClient again = SseClient.get(cluster.replicaUrl(2), events, t.apiKey(), 0);
+        if (statusOf(again) == 200) {
+          followers.add(again);
+          return true;
+        }
+        again.close();
+        return false;
+      }, Duration.ofSeconds(10), "the place given back to be taken again");
+      held.reply().complete(answer("one", "print(1)"));
+      HttpResponse<String> done = posted.get(2, TimeUnit.MINUTES);
+      assertThat(new JsonObject(done.body()).getString("status")).as(done.body()).isEqualTo("succeeded");
+      for (SseClient f : followers) {
+        f.done().get(30, TimeUnit.SECONDS);
+        assertThat(f.events().get(f.events().size() - 1).type()).isEqualTo("answer");
+      }
+    } finally {
+      followers.forEach(SseClient::close);
+      held.reply().complete(answer("one", "print(1)"));
+    }
+  }
+
+  private static final String MCP_INIT = new JsonObject().put("jsonrpc", "2.0").put("id", 1).put("method", "initialize")
+      .put("params", new JsonObject().put("protocolVersion", "2025-06-18").put("capabilities", new JsonObject())
+          .put("clientInfo", new JsonObject().put("name", "cluster-test").put("version", "1"))).encode();
+
+  @Test
+  @DisplayName("an MCP session opened through one replica is served by the others; ended through one, it is gone"
+      + " from all; another tenant's key cannot use it")
+  void mcpSessionOnEveryReplica() throws Exception {
+    GatewayCluster.Tenant t = cluster.createTenant("mcp-" + UUID.randomUUID());
+    GatewayCluster.Tenant other = cluster.createTenant("mcp-other-" + UUID.randomUUID());
+    HttpResponse<String> opened = mcp(0, t.apiKey(), null, "POST", MCP_INIT);
+    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(200);
+    String session = opened.headers().firstValue("Mcp-Session-Id").orElseThrow();
+    assertThat(mcp(1, t.apiKey(), session, "POST", new JsonObject().put("jsonrpc", "2.0")
+        .put("method", "notifications/initialized").encode()).statusCode()).isEqualTo(202);
+    for (int i = 0; i < cluster.size(); i++) {
+      HttpResponse<String> listed = mcp(i, t.apiKey(), session, "POST", new JsonObject().put("jsonrpc", "2.0")
+          .put("id", 10 + i).put("method", "tools/list").encode());
+      assertThat(listed.statusCode()).as("tools/list on replica %d: %s", i, listed.body()).isEqualTo(200);
+      assertThat(listed.body()).contains("\"list_documents\"").contains("\"id\":" + (10 + i));
+      HttpResponse<String> called = mcp(i, t.apiKey(), session, "POST", new JsonObject().put("jsonrpc", "2.0")
+          .put("id", 20 + i).put("method", "tools/call").put("params", new JsonObject().put("name", "list_documents")
+              .put("arguments", new JsonObject())).encode());
+      assertThat(called.statusCode()).isEqualTo(200);
+      assertThat(called.body()).contains("\"documents\"").doesNotContain("\"isError\":true");
+    }
+    assertThat(mcp(2, other.apiKey(), session, "POST", new JsonObject().put("jsonrpc", "2.0").put("id", 3)
+        .put("method", "tools/list").encode()).statusCode()).as("another tenant naming the session").isEqualTo(404);
+    assertThat(mcp(2, t.apiKey(), session, "DELETE", null).statusCode()).isEqualTo(204);
+    for (int i = 0; i < cluster.size(); i++) {
+      assertThat(mcp(i, t.apiKey(), session, "POST", new JsonObject().put("jsonrpc", "2.0").put("id", 4)
+          .put("method", "tools/list").encode()).statusCode()).as("the ended session on replica " + i).isEqualTo(404);
+    }
+    // The SDK's own client through the balancer: its requests land on each replica in turn.
+    var transport = HttpClientStreamableHttpTransport.builder(cluster.balancerUrl()).endpoint("/mcp")
+        .requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + t.apiKey())).build();
+    McpSyncClient client = McpClient.sync(transport).requestTimeout(Duration.ofMinutes(1)).build();
+    try {
+      client.initialize();
+      for (int i = 0; i < 6; i++) {
+        assertThat(client.listTools().tools()).extracting(McpSchema.Tool::name).contains("search", "list_documents");
+        var result = client.callTool(new McpSchema.CallToolRequest("list_documents", java.util.Map.of()));
+        assertThat(result.isError()).isNotEqualTo(true);
+      }
+    } finally {
+      client.closeGracefully();
+    }
+  }
+
+  @Test
+  @DisplayName("MCP sessions are counted across the replicas: the tenant's 64 opened through the balancer, a 65th is"
+      + " 429 on any replica until one ends")
+  void mcpSessionsCountedAcrossReplicas() throws Exception {
+    GatewayCluster.Tenant t = cluster.createTenant("mcp-many-" + UUID.randomUUID());
+    List<String> sessions = new ArrayList<>();
+    for (int i = 0; i < 64; i++) {
+      HttpResponse<String> opened = mcp(i % 3, t.apiKey(), null, "POST", MCP_INIT);
+      assertThat(opened.statusCode()).as("session %d: %s", i, opened.body()).isEqualTo(200);
+      sessions.add(opened.headers().firstValue("Mcp-Session-Id").orElseThrow());
+    }
+    for (int i = 0; i < cluster.size(); i++) {
+      HttpResponse<String> refused = mcp(i, t.apiKey(), null, "POST", MCP_INIT);
+      assertThat(refused.statusCode()).as("a 65th session on replica %d: %s", i, refused.body()).isEqualTo(429);
+    }
+    assertThat(mcp(1, t.apiKey(), sessions.get(0), "DELETE", null).statusCode()).isEqualTo(204);
+    assertThat(mcp(2, t.apiKey(), null, "POST", MCP_INIT).statusCode()).isEqualTo(200);
+  }
+
+  /** One MCP request to a replica, with the session when given ({@code json} null: no body). */
+  private HttpResponse<String> mcp(int replica, String key, String session, String method, String json)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(cluster.replicaUrl(replica) + "/mcp"))
+        .timeout(Duration.ofSeconds(60)).header("Authorization", "Bearer " + key)
+        .header("Accept", "application/json, text/event-stream")
+        .method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
+    if (json != null) {
+      b.header("Content-Type", "application/json");
+    }
+    if (session != null) {
+      b.header("Mcp-Session-Id", session);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private GatewayCluster.Response onReplica(int index, String method, String path, String bearer, String json) {
