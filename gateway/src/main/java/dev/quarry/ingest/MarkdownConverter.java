@@ -33,7 +33,8 @@ import org.commonmark.parser.Parser;
  */
 public final class MarkdownConverter implements Converter {
   private static final Parser PARSER =
-      Parser.builder().extensions(List.of(TablesExtension.create())).build();
+      Parser.builder().extensions(List.of(TablesExtension.create()))
+          .customInlineContentParserFactory(new MarkdownAngles()).build();
 
   @Override
   public ConvertedDocument convert(String fileName, byte[] bytes, IngestBudget budget)

@@ -51,6 +51,8 @@ public final class HostileFixtures {
         new Fixture("quotes.md", "Markdown quotes nested 200,000 deep", utf8(">".repeat(200_000) + " a\n")),
         new Fixture("emphasis.md", "Markdown emphasis nested 100,000 deep", utf8("*".repeat(100_000) + "a"
             + "*".repeat(100_000) + "\n")),
+        new Fixture("angles.md", "Markdown of '<a ' repeated, 1 MB: each '<' scanned the rest of the paragraph for '>'"
+            + " (red team round 8)", utf8("<a ".repeat(349_000) + "\n")),
         new Fixture("nested.html", "HTML elements nested 80,000 deep", utf8("<html><body>" + "<div>".repeat(80_000)
             + "a" + "</div>".repeat(80_000) + "</body></html>")),
         new Fixture("items.txt", "plain text of 333,000 paragraphs", utf8("a\n\n".repeat(333_000))),

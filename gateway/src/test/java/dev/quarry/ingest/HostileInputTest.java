@@ -163,6 +163,30 @@ class HostileInputTest {
   }
 
   @Test
+  @DisplayName("a paragraph of a million characters of '<a ' converts as its text: no '<' is looked past 2,048"
+      + " characters for its '>' (quadratic before: hours for 1 MB)")
+  @org.junit.jupiter.api.Timeout(value = 120, unit = java.util.concurrent.TimeUnit.SECONDS) // a guard against the hang, not a speed target
+  void angles() throws Exception {
+    Outcome o = ingest("angles.md");
+    assertThat(o.refusal()).as("angles.md converts").isNull();
+    ConvertedDocument doc = converters.convertClean(SourceType.MARKDOWN, "angles.md",
+        HostileFixtures.all().get("angles.md").bytes()).document();
+    String text = doc.items().stream().map(dev.quarry.store.DocItem::text).collect(java.util.stream.Collectors.joining());
+    assertThat(text.replace(" ", "")).as("every '<a' kept as text").hasSize(2 * 349_000).matches("(<a)+");
+  }
+
+  @Test
+  @DisplayName("a '<' with its '>' near is still an autolink or inline HTML; one whose '>' is past 2,048 characters is text")
+  void anglesNearAndFar() throws Exception {
+    String near = "See <https://quarry.example/docs> and <b>bold</b> here.\n";
+    ConvertedDocument a = converters.convertClean(SourceType.MARKDOWN, "near.md", near.getBytes(java.nio.charset.StandardCharsets.UTF_8)).document();
+    String far = "Look <" + "x".repeat(MarkdownAngles.LOOKAHEAD + 10) + "> there.\n";
+    ConvertedDocument b = converters.convertClean(SourceType.MARKDOWN, "far.md", far.getBytes(java.nio.charset.StandardCharsets.UTF_8)).document();
+    assertThat(a.items().get(0).text()).contains("https://quarry.example/docs").contains("bold");
+    assertThat(b.items().get(0).text()).startsWith("Look <xxx").endsWith("> there.");
+  }
+
+  @Test
   @DisplayName("a refusal a library swallows still refuses the file: the budget remembers it")
   void swallowedRefusal() {
     IngestBudget budget = IngestBudget.of("swallowed.txt", 10);
