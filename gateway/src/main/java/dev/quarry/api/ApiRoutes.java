@@ -45,6 +45,7 @@ public final class ApiRoutes {
   private final Authentication auth;
   /** Request bodies each tenant is sending at once, across the replicas (R6-1). */
   private final BodyPlaces bodies;
+  private final UploadSpace uploadSpace;
   /** Large answers under way, each written as its client takes it. */
   private final ResponseStreams streams;
   private AnalysisRoutes analyses;
@@ -77,6 +78,7 @@ public final class ApiRoutes {
     this.admin = new AdminRoutes(tenants, quotas, documentsFs, this::endTenantWork, searchService::forgetTenant);
     this.auth = new Authentication(config.tenancy(), tenants, quotas);
     this.bodies = new BodyPlaces(quotas);
+    this.uploadSpace = new UploadSpace((long) config.uploadSpaceMb() << 20, config.maxUploadBytes());
   }
 
   /** A tenant is being deleted: its analyses end (failed, TenantDeleted) and its sandboxes go at once. */
@@ -136,7 +138,7 @@ public final class ApiRoutes {
     Handler<RoutingContext> tenant = auth.tenant();
     long bodyTimeout = config.bodyTimeoutMs();
     Handler<RoutingContext> jsonBody = LimitedBody.json(JSON_BODY_LIMIT, bodyTimeout);
-    router.post("/v1/documents").handler(tenant).handler(bodies.take())
+    router.post("/v1/documents").handler(tenant).handler(uploadSpace.take()).handler(bodies.take())
         .handler(new UploadBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout,
             new SpooledBody(vertx, config.maxUploadBytes(), uploadsDir(config), bodyTimeout)))
         .handler(bodies.release())

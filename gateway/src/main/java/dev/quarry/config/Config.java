@@ -36,6 +36,7 @@ public record Config(
     int httpIdleSeconds,
     int maxConnections,
     int searchTenantInFlight,
+    int uploadSpaceMb,
     IngestSettings ingest) {
 
   /** The embedding model bundled with the gateway (search/OnnxEmbedder's BGE small). */
@@ -87,6 +88,7 @@ public record Config(
         s.integer("QUARRY_HTTP_IDLE_SECONDS", 60, 1, 3600),
         s.integer("QUARRY_MAX_CONNECTIONS", 4096, 1, 1_000_000),
         s.integer("QUARRY_SEARCH_TENANT_IN_FLIGHT", 0, 0, 1024),
+        s.integer("QUARRY_UPLOAD_SPACE_MB", 1024, 1, 1_048_576),
         IngestSettings.read(s));
   }
 
@@ -98,6 +100,11 @@ public record Config(
   public int searchTenantLimit() {
     return searchTenantInFlight > 0 ? searchTenantInFlight
         : Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+  }
+
+  /** The same settings with another room for uploads under way (tests of the room use a small one). */
+  public Config withUploadSpaceMb(int mb) {
+    return Records.with(this, "uploadSpaceMb", mb);
   }
 
   /** The same settings with another idle limit of connections (tests of idle connections use a short one). */
