@@ -98,16 +98,19 @@ class CallbackRateTest {
   @DisplayName("a call whose turn would come after its cell's wall time is refused at once as LimitExceeded naming the quota, and no more than the burst and the wall time's worth are served")
   void pastTheWallTimeIsRefused() throws Exception {
     TestGateway.NewTenant noisy = tenant("noisy-refused", 600);
-    HttpResponse<Buffer> r = flood(gateway.clientFor(noisy.apiKey()), 300, 3_000).await();
+    // A wall time of 10 s, not 3: the burst's 100 searches take their turns in the tenant's search
+    // line (QUARRY_SEARCH_TENANT_IN_FLIGHT, one at a time on 2 CPUs), which on a loaded machine took
+    // more than 3 s, and the cell then timed out before the refusals could be counted.
+    HttpResponse<Buffer> r = flood(gateway.clientFor(noisy.apiKey()), 300, 10_000).await();
     assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
     String stdout = r.bodyAsJsonObject().getString("stdout");
     assertThat(stdout).as(r.bodyAsString()).matches("LimitExceeded=\\d+ ok=\\d+\n");
     int ok = Integer.parseInt(stdout.replaceAll("(?s).*ok=(\\d+).*", "$1"));
     int refused = Integer.parseInt(stdout.replaceAll("(?s).*LimitExceeded=(\\d+).*", "$1"));
     assertThat(ok + refused).isEqualTo(300);
-    // The burst of 100, plus 10 a second for the cell's 3 s (and the one turn due at its very end).
-    assertThat(ok).as("calls served").isBetween(1, 131);
-    assertThat(refused).as("calls refused").isGreaterThanOrEqualTo(169);
+    // The burst of 100, plus 10 a second for the cell's 10 s (and the one turn due at its very end).
+    assertThat(ok).as("calls served").isBetween(1, 201);
+    assertThat(refused).as("calls refused").isGreaterThanOrEqualTo(99);
 
     double refusals = gateway.gateway().metrics().registry().find("quarry_callback_duration").tag("kind", "search")
         .tag("outcome", "refused").timer().count();
