@@ -11,11 +11,6 @@ final class TokenBucket {
   private double tokens;
   private long lastMs;
 
-  /** A bucket holding a minute's worth (requests per minute). */
-  TokenBucket(long perMinute, long nowMs) {
-    this(perMinute, perMinute, nowMs);
-  }
-
   TokenBucket(long perMinute, long burst, long nowMs) {
     this.perMinute = perMinute;
     this.burst = Math.max(1, burst);
@@ -32,16 +27,6 @@ final class TokenBucket {
       tokens = Math.min(burst, tokens + (nowMs - lastMs) * (double) perMinute / MINUTE_MS);
       lastMs = nowMs;
     }
-  }
-
-  /** Takes one token: 0 when there was one, else the milliseconds until there will be. */
-  synchronized long take(long nowMs) {
-    refill(nowMs);
-    if (tokens >= 1) {
-      tokens -= 1;
-      return 0;
-    }
-    return (long) Math.ceil((1 - tokens) * MINUTE_MS / perMinute);
   }
 
   /**
