@@ -16,6 +16,8 @@ public record AnalysisEvent(long seq, String type, String json) {
   public static final String CELL_RESULT = "cell_result";
   public static final String ANSWER = "answer";
   public static final String FAILED = "failed";
+  /** The analysis was taken over by another replica (its own died or handed it off); it goes on there. */
+  public static final String MOVED = "moved";
 
   public boolean terminal() {
     return ANSWER.equals(type) || FAILED.equals(type);

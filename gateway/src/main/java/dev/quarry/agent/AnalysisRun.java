@@ -52,7 +52,7 @@ final class AnalysisRun implements Runnable {
   private final AnalysisService.Deps deps;
   private final LiveAnalysis live;
   private final AnalysisRequest request;
-  private final Budgets budgets;
+  private Budgets budgets;
   private final Citations citations;
   /** Callbacks heard but not recorded as events, their budget being spent (each is refused). */
   private final AtomicLong unrecordedCallbacks = new AtomicLong();
@@ -67,6 +67,10 @@ final class AnalysisRun implements Runnable {
   /** Tokens used and not yet reported to the meter (llm() calls add to it from the sandbox's event loop). */
   private final AtomicLong unmetered = new AtomicLong();
   private BudgetedCallbacks callbacks;
+  /** The callbacks' record: live ones are recorded, recorded ones answered again (a rebuild). */
+  private RecordedCallbacks recorded;
+  /** The records this run goes through before it runs live (null: a new question, nothing to rebuild). */
+  private final Rebuild rebuild;
   private Instant deadline;
   /**
    * When the running (or last) cell must end: its callbacks' llm() calls end by it rather than
@@ -77,8 +81,18 @@ final class AnalysisRun implements Runnable {
   private long startedNanos;
   private int executions;
   private int corrections;
+  /** Cells run again from the record (a rebuild). */
+  private int rebuiltCells;
+  /** The loop's thread while it waits for the model (a hand-off interrupts that wait). */
+  private volatile Thread modelCall;
 
   AnalysisRun(AnalysisService.Deps deps, LiveAnalysis live, AnalysisRequest request) {
+    this(deps, live, request, null);
+  }
+
+  /** A run that first goes through {@code rebuild}'s records: a taken-over analysis, or a follow-up. */
+  AnalysisRun(AnalysisService.Deps deps, LiveAnalysis live, AnalysisRequest request, Rebuild rebuild) {
+    this.rebuild = rebuild;
     this.deps = deps;
     this.live = live;
     this.request = request;
@@ -92,24 +106,40 @@ final class AnalysisRun implements Runnable {
     startedNanos = System.nanoTime();
     deps.metrics().analysisStarted();
     deadline = started.plusMillis(budgets.wallTimeMs());
+    AnalysisRecord own = rebuild == null ? null : rebuild.own();
+    if (own != null && own.deadlineAt() != null && own.lastAt() != null) {
+      // The time nobody ran it (the lease lapsing, the hand-off) does not count against its wall time.
+      deadline = started.plus(Duration.between(own.lastAt(), own.deadlineAt()).isNegative() ? Duration.ZERO
+          : Duration.between(own.lastAt(), own.deadlineAt()));
+    }
     cellDeadline = deadline;
     AnalysisOutcome end;
     try {
-      JsonObject first = new JsonObject()
-          .put("analysis_id", live.id().toString())
-          .put("question", request.question())
-          .put("document_ids", ids(request.scope().documentIds()))
-          .put("model", deps.model().model())
-          .put("budgets", budgets.toJson());
-      // What a chat client sent beside its question is part of the record: a reader of the events
-      // sees everything the model was given.
-      if (!request.conversation().isEmpty()) {
-        first.put("conversation", turns(request.conversation()));
+      if (own != null) {
+        live.emit(AnalysisEvent.MOVED, new JsonObject().put("moves", own.moves())
+            .put("steps_to_rebuild", own.finishedCells())
+            .put("note", "the analysis moved to another gateway replica (its replica stopped or handed it off);"
+                + " it is rebuilt from its record and goes on from its last recorded step"));
+      } else {
+        JsonObject first = new JsonObject()
+            .put("analysis_id", live.id().toString())
+            .put("question", request.question())
+            .put("document_ids", ids(request.scope().documentIds()))
+            .put("model", deps.model().model())
+            .put("budgets", budgets.toJson());
+        // What a chat client sent beside its question is part of the record: a reader of the events
+        // sees everything the model was given.
+        if (!request.conversation().isEmpty()) {
+          first.put("conversation", turns(request.conversation()));
+        }
+        if (!request.instructions().isEmpty()) {
+          first.put("instructions", request.instructions());
+        }
+        if (rebuild != null && rebuild.followedId() != null) {
+          first.put("follows", rebuild.followedId().toString());
+        }
+        live.emit(AnalysisEvent.STARTED, first);
       }
-      if (!request.instructions().isEmpty()) {
-        first.put("instructions", request.instructions());
-      }
-      live.emit(AnalysisEvent.STARTED, first);
       end = loop();
     } catch (Exception e) {
       // Exception, not RuntimeException: Future.await() rethrows a failure's cause as it is, checked
@@ -130,6 +160,10 @@ final class AnalysisRun implements Runnable {
         }
       }
     }
+    if (live.handedOff()) {
+      deps.handedOff(live);
+      return;
+    }
     finish(end);
   }
 
@@ -137,6 +171,10 @@ final class AnalysisRun implements Runnable {
   private AnalysisOutcome loop() {
     live.onCancel(() -> {
       cancelled.tryComplete();
+      Thread waiting = modelCall;
+      if (waiting != null && live.handedOff()) {
+        waiting.interrupt();
+      }
       SandboxSession s = session.get();
       if (s != null) {
         s.cancel();
@@ -153,33 +191,37 @@ final class AnalysisRun implements Runnable {
     if (end.isPresent()) {
       return end.get();
     }
+    // The conversation starts with the first question's words: this one's, or, for a follow-up or a
+    // take-over, the first recorded analysis' (the model is given exactly what it was given then).
+    AnalysisRequest opening = rebuild != null && rebuild.first() != null ? AnalysisRecords.request(rebuild.first()) : request;
+    if (rebuild != null && rebuild.inFollowed()) {
+      budgets = AnalysisRecords.request(rebuild.current()).budgets();
+      callbacks.budgets(budgets);
+    }
     messages.add(ChatCompletionMessageParam.ofSystem(
         ChatCompletionSystemMessageParam.builder().content(SystemPrompt.TEXT).build()));
-    if (!request.instructions().isBlank()) {
+    if (!opening.instructions().isBlank()) {
       messages.add(ChatCompletionMessageParam.ofSystem(ChatCompletionSystemMessageParam.builder()
-          .content(CALLER_INSTRUCTIONS + request.instructions()).build()));
+          .content(CALLER_INSTRUCTIONS + opening.instructions()).build()));
     }
-    messages.add(user(firstUserMessage()));
+    messages.add(user(firstUserMessage(opening)));
     while (true) {
       end = overBudget();
       if (end.isPresent()) {
         return end.get();
       }
-      ChatCompletion reply;
+      ModelTurn turn;
       try {
-        reply = askModel();
+        turn = askModel();
       } catch (ModelFailure e) {
         return modelFailed(e);
       }
-      ChatCompletionMessage message = reply.choices().isEmpty() ? null : reply.choices().get(0).message();
-      if (message == null) {
+      if (turn == null) {
         return new AnalysisOutcome.Failed("ModelRejected", "the model endpoint returned no choices");
       }
-      messages.add(ChatCompletionMessageParam.ofAssistant(message.toParam()));
-      List<ChatCompletionMessageToolCall> calls = message.toolCalls().orElse(List.of());
-      emitTurn(reply, message, calls);
-      if (!calls.isEmpty()) {
-        for (ChatCompletionMessageToolCall call : calls) {
+      messages.add(turn.toParam());
+      if (!turn.calls().isEmpty()) {
+        for (ModelTurn.Call call : turn.calls()) {
           end = runToolCall(call);
           if (end.isPresent()) {
             return end.get();
@@ -187,12 +229,17 @@ final class AnalysisRun implements Runnable {
         }
         continue;
       }
-      String content = message.content().orElse("");
+      String content = turn.content() == null ? "" : turn.content();
       if (executions == 0) {
         end = correct("NoExecution", NO_EXECUTION_CORRECTION, "the model answered without running any code");
       } else {
         try {
-          return new AnalysisOutcome.Succeeded(FinalAnswer.parse(content));
+          FinalAnswer answer = FinalAnswer.parse(content);
+          if (rebuild != null && rebuild.inFollowed()) {
+            followUp(rebuild.next());
+            continue;
+          }
+          return new AnalysisOutcome.Succeeded(answer);
         } catch (IllegalArgumentException malformed) {
           end = correct("MalformedAnswer", String.format(Locale.ROOT, MALFORMED_CORRECTION, malformed.getMessage()),
               "the final message was not {\"answer\", \"program\"}: " + malformed.getMessage());
@@ -208,8 +255,10 @@ final class AnalysisRun implements Runnable {
   private Optional<AnalysisOutcome> openSandbox() {
     // llm() calls are counted in the tenant's daily tokens by the callbacks themselves; the budget
     // only adds them to the analysis' own usage.
-    callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(live.tenantId(), request.scope(), () -> cellDeadline),
-        budgets, citations, this::addCallbackTokens, () -> promptTokens.get() + completionTokens.get());
+    // Each callback's answer is recorded (so that a rebuild answers it again without paying again).
+    recorded = new RecordedCallbacks(CallbackSource.of(deps.callbacks().forTenant(live.tenantId(), request.scope(),
+        () -> cellDeadline)), live::callback);
+    callbacks = new BudgetedCallbacks(recorded, budgets, citations, this::addCallbackTokens, () -> promptTokens.get() + completionTokens.get());
     try {
       // Cancelled while it waits for room: the wait ends at once (and the sandbox it waited for
       // goes to someone else); cancelled while its container starts: it is closed below.
@@ -248,7 +297,27 @@ final class AnalysisRun implements Runnable {
       + " first, are context for the question (resolve references such as \"the year before\" with them);"
       + " answer only the question, from the documents:\n";
 
-  private String firstUserMessage() {
+  /**
+   * Past the answer of an analysis this one follows up: the next question, with budgets and counts of
+   * its own. {@code next} is the next record (a follow-up taken over) or null (this run's question).
+   */
+  private void followUp(AnalysisRecord next) {
+    AnalysisRequest asked = next == null ? request : AnalysisRecords.request(next);
+    budgets = asked.budgets();
+    callbacks.budgets(budgets);
+    turns = 0;
+    executions = 0;
+    corrections = 0;
+    promptTokens.set(0);
+    completionTokens.set(0);
+    messages.add(user(FOLLOW_UP + asked.question()));
+  }
+
+  /** Heads a follow-up question, asked after the answer to the one before. */
+  static final String FOLLOW_UP = "A follow-up question. The variables and files of your earlier code are still"
+      + " there; answer it the same way, ending with {\"answer\", \"program\"}:\n";
+
+  private String firstUserMessage(AnalysisRequest request) {
     StringBuilder text = new StringBuilder();
     if (!request.conversation().isEmpty()) {
       text.append(EARLIER_TURNS);
@@ -298,14 +367,42 @@ final class AnalysisRun implements Runnable {
         + " QUARRY_ANALYSIS_MAX_EVENT_CHARS); its cell was stopped and its later output and callbacks were not recorded");
   }
 
-  private ChatCompletion askModel() {
+  /**
+   * The model's next turn: from the record while it has one (not asked again, its tokens counted as
+   * they were), else asked and emitted. Null when the reply had no choices.
+   */
+  private ModelTurn askModel() {
+    ModelTurn recordedTurn = rebuild == null ? null : rebuild.turn(turns);
+    if (recordedTurn != null) {
+      turns++;
+      addCallbackTokens(recordedTurn.usage());
+      return recordedTurn;
+    }
     // What the last turn did is stored while the model thinks, not beside the steps.
     live.store();
-    meter();
-    ChatCompletion reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
+    ChatCompletion reply;
+    modelCall = Thread.currentThread();
+    try {
+      // A hand-off (a drain) interrupts the wait: the turn is asked again where the analysis goes on.
+      if (live.handedOff()) {
+        throw new ModelFailure("Cancelled", "the analysis was handed off to another replica");
+      }
+      reply = deps.model().chat(messages, List.of(ExecuteCodeTool.DEFINITION), deadline);
+    } finally {
+      modelCall = null;
+      if (live.handedOff()) {
+        Thread.interrupted();
+      }
+    }
     turns++;
     addTokens(ModelClient.usage(reply));
-    return reply;
+    // Counted in the tenant's tokens at once: a replica that dies after this turn has paid for it.
+    meter();
+    ModelTurn turn = ModelTurn.of(reply);
+    if (turn != null) {
+      emitTurn(turn);
+    }
+    return turn;
   }
 
   /** How a model call that failed ends the analysis. */
@@ -338,35 +435,24 @@ final class AnalysisRun implements Runnable {
     }
   }
 
-  private void emitTurn(ChatCompletion reply, ChatCompletionMessage message, List<ChatCompletionMessageToolCall> calls) {
-    JsonArray toolCalls = new JsonArray();
-    for (ChatCompletionMessageToolCall call : calls) {
-      call.function().ifPresent(f -> toolCalls.add(new JsonObject().put("id", f.id())
-          .put("name", f.function().name()).put("arguments", f.function().arguments())));
-    }
-    Usage usage = ModelClient.usage(reply);
+  private void emitTurn(ModelTurn turn) {
+    Usage usage = turn.usage();
     live.emit(AnalysisEvent.MODEL_TURN, new JsonObject()
         .put("turn", turns)
-        .put("content", message.content().orElse(null))
-        .put("tool_calls", toolCalls)
+        .put("content", turn.content())
+        .put("tool_calls", turn.callsJson())
         .put("usage", new JsonObject().put("prompt_tokens", usage.promptTokens())
             .put("completion_tokens", usage.completionTokens())));
     live.usage(usageJson());
   }
 
   /** Runs one tool call as a step; the outcome when the step ends the analysis. */
-  private Optional<AnalysisOutcome> runToolCall(ChatCompletionMessageToolCall call) {
-    if (!call.isFunction()) {
-      toolError(call.custom().map(c -> c.id()).orElse("unknown"), "ToolError",
-          "only the function tool execute_code(code) exists");
-      return Optional.empty();
-    }
-    ChatCompletionMessageFunctionToolCall function = call.asFunction();
+  private Optional<AnalysisOutcome> runToolCall(ModelTurn.Call call) {
     String code;
     try {
-      code = ExecuteCodeTool.code(function.function().name(), function.function().arguments());
+      code = ExecuteCodeTool.code(call.name(), call.arguments());
     } catch (IllegalArgumentException e) {
-      toolError(function.id(), "ToolError", e.getMessage());
+      toolError(call.id(), "ToolError", e.getMessage());
       return Optional.empty();
     }
     if (executions >= budgets.executions()) {
@@ -378,7 +464,19 @@ final class AnalysisRun implements Runnable {
       return over;
     }
     int step = ++executions;
-    live.emit(AnalysisEvent.CODE, new JsonObject().put("step", step).put("code", code));
+    Rebuild.Cell plan = rebuild == null ? Rebuild.Cell.LIVE : rebuild.cell(step);
+    AnalysisRecord record = plan == Rebuild.Cell.LIVE ? null : rebuild.current();
+    if (record != null && !code.equals(record.codes().get(step))) {
+      return failed(Rebuild.DIVERGED, "the rebuild of analysis " + record.id() + " diverged at step " + step
+          + ": the recorded turn asks for other code than the recorded cell ran");
+    }
+    recorded.beginStep(step, record == null ? List.of() : record.callbacksOf(step), plan != Rebuild.Cell.REBUILD);
+    if (plan == Rebuild.Cell.REBUILD) {
+      return rebuildCell(record, step, code, call.id());
+    }
+    if (plan == Rebuild.Cell.LIVE) {
+      live.emit(AnalysisEvent.CODE, new JsonObject().put("step", step).put("code", code));
+    }
     OffsetDateTime startedAt = OffsetDateTime.now(deps.clock()).withOffsetSameInstant(ZoneOffset.UTC);
     long left = Duration.between(deps.clock().instant(), deadline).toMillis();
     CellOptions defaults = deps.cellDefaults();
@@ -387,7 +485,9 @@ final class AnalysisRun implements Runnable {
     CellOutcome outcome;
     try {
       cellDeadline = deps.clock().instant().plusMillis(options.wallTimeMs());
-      Future<CellOutcome> running = session.get().execute(code, options, listener(step));
+      CellListener listener = plan == Rebuild.Cell.RESUME
+          ? resumedListener(step, new Rebuild.SentOutput(record.sentOf(step))) : listener(step);
+      Future<CellOutcome> running = session.get().execute(code, options, listener);
       // A cancel that came just before the cell started found nothing to stop: stop it now.
       if (live.cancelled()) {
         session.get().cancel();
@@ -401,14 +501,94 @@ final class AnalysisRun implements Runnable {
       return failed("SandboxUnavailable", "the sandbox could not run the code: " + e.getMessage());
     }
     JsonObject result = outcome.toToolResult();
-    live.step(new AnalysisStore.StepRecord(step, code, result, startedAt, outcome.durationMs()));
-    live.emit(AnalysisEvent.CELL_RESULT, new JsonObject().put("step", step).put("result", result));
+    // The step and its result event in one batch: a record holds both or neither.
+    live.stepEnded(new AnalysisStore.StepRecord(step, code, result, startedAt, outcome.durationMs()),
+        new JsonObject().put("step", step).put("result", result));
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
-        .toolCallId(function.id()).content(result.encode()).build()));
+        .toolCallId(call.id()).content(result.encode()).build()));
     if (live.cancelled()) {
       return Optional.of(cancelledEnd());
     }
     return live.eventsCapped() ? eventsCapped() : Optional.empty();
+  }
+
+  /**
+   * A cell the record ended, run again in this sandbox to rebuild its state: its callbacks answered
+   * from the record only, nothing emitted or stored, its result checked against the recorded one,
+   * which the model is given again as it was. The outcome when the rebuild cannot be trusted.
+   */
+  private Optional<AnalysisOutcome> rebuildCell(AnalysisRecord record, int step, String code, String callId) {
+    JsonObject recordedResult = record.results().get(step);
+    CellOptions defaults = deps.cellDefaults();
+    CellOptions options = new CellOptions(defaults.wallTimeMs(), defaults.maxOutputChars(),
+        request.preload().stream().map(UUID::toString).toList());
+    CellOutcome outcome;
+    try {
+      cellDeadline = deps.clock().instant().plusMillis(options.wallTimeMs());
+      Future<CellOutcome> running = session.get().execute(code, options, new CellListener() {
+        @Override
+        public void fileRead(String path) {
+          citations.fileRead(path);
+        }
+      });
+      if (live.cancelled()) {
+        session.get().cancel();
+      }
+      outcome = running.await();
+    } catch (Exception e) {
+      if (live.cancelled()) {
+        return Optional.of(cancelledEnd());
+      }
+      return failed("SandboxUnavailable", "the sandbox could not rebuild step " + step + ": " + e.getMessage());
+    }
+    if (live.cancelled()) {
+      return Optional.of(cancelledEnd());
+    }
+    String why = recorded.divergence();
+    if (why == null && recorded.unused() > 0) {
+      why = "step " + step + " made fewer callbacks than recorded (" + recorded.unused() + " not made again)";
+    }
+    if (why == null) {
+      String difference = Rebuild.difference(outcome.toToolResult(), recordedResult);
+      why = difference == null ? null : "step " + step + " ran again but " + difference;
+    }
+    if (why != null) {
+      return failed(Rebuild.DIVERGED, "the rebuild of analysis " + record.id() + " from its record diverged: "
+          + why + "; its state cannot be trusted, so it was not carried on");
+    }
+    rebuiltCells++;
+    messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
+        .toolCallId(callId).content(recordedResult.encode()).build()));
+    return Optional.empty();
+  }
+
+  /**
+   * The listener of a cell that a dead replica had started: its output and callbacks are emitted
+   * beyond what the record shows sent, so that a follower sees each once.
+   */
+  private CellListener resumedListener(int step, Rebuild.SentOutput sent) {
+    CellListener all = listener(step);
+    return new CellListener() {
+      @Override
+      public void output(CellListener.Stream channel, String text) {
+        String rest = sent.unsent(channel.wireName(), text);
+        if (!rest.isEmpty()) {
+          all.output(channel, rest);
+        }
+      }
+
+      @Override
+      public void callback(CallbackType kind, CallbackArguments arguments) {
+        if (!sent.callbackSent()) {
+          all.callback(kind, arguments);
+        }
+      }
+
+      @Override
+      public void fileRead(String path) {
+        all.fileRead(path);
+      }
+    };
   }
 
   /** A tool call that could not run: the model hears why, as a CONTRACT-shaped result. */
@@ -521,9 +701,15 @@ final class AnalysisRun implements Runnable {
         log.warn("analysis {}: cited files left without titles: {}", live.id(), e.toString());
       }
       cited = citations.toJson();
-      deps.store().finishDurably(live.tenantId(), live.id(), new AnalysisStore.Outcome(end.status().wire(), end.errorType(),
+      deps.store().finishDurably(live.tenantId(), live.id(), live.holder(), new AnalysisStore.Outcome(end.status().wire(), end.errorType(),
           end.message(), answer == null ? null : answer.answer(), answer == null ? null : answer.program(), cited,
           usage));
+    } catch (AnalysisStore.LostHold lost) {
+      // Another replica took it over meanwhile and carries it on: its end is that replica's to record.
+      log.warn("analysis {}: {}; its end here is not recorded", live.id(), lost.getMessage());
+      deps.metrics().analysisHandedOff();
+      deps.finished(live);
+      return;
     } catch (Exception e) {
       log.error("analysis {}: could not record its end", live.id(), e);
     }

@@ -23,10 +23,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * joined), finished ones in the store. Each analysis runs on a virtual thread of its own.
  */
 public final class AnalysisService {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(AnalysisService.class);
 
   /** What every analysis run needs. */
   record Deps(ModelClient model, SandboxOpener sandboxes, CallbackService callbacks, AnalysisStore store,
       AgentSettings settings, CellOptions cellDefaults, Clock clock, QuarryMetrics metrics, AnalysisService service) {
+    /**
+     * The analysis was stopped here to be handed off (this replica drains): once its events are all
+     * stored, the record says nobody holds it and every replica hears so, and one takes it over.
+     */
+    void handedOff(LiveAnalysis live) {
+      try {
+        live.flushed().await();
+        if (!live.lostHold()) {
+          service.handBack(live.tenantId(), live.id()).await();
+        }
+        metrics.analysisHandedOff();
+      } finally {
+        finished(live);
+      }
+    }
+
     /**
      * Gives back what the analysis holds of its tenant's quota, before its terminal event goes out:
      * a client that starts the next analysis on seeing the end of this one must find the place free.
@@ -64,6 +81,12 @@ public final class AnalysisService {
   private final EventWakeups wakeups = new EventWakeups();
   private final Deps deps;
   private final Quotas quotas;
+  private final AnalysisRecords records;
+  /** This replica's id among those sharing the database (it holds the analyses it runs under it). */
+  private volatile UUID replica;
+  /** How many replicas are live: a drain hands its analyses off only when another one is. */
+  private volatile java.util.function.IntSupplier liveReplicas = () -> 1;
+  private volatile boolean draining;
 
   /**
    * @param callbacks what each analysis' sandbox may call (search, documents, llm()), and the tenants'
@@ -75,6 +98,17 @@ public final class AnalysisService {
       AnalysisStore store, AgentSettings settings, CellOptions cellDefaults, QuarryMetrics metrics) {
     this.quotas = quotas;
     this.deps = new Deps(model, sandboxes, callbacks, store, settings, cellDefaults, Clock.systemUTC(), metrics, this);
+    this.records = new AnalysisRecords(store.pool());
+  }
+
+  /**
+   * Holds the analyses started here under this replica's id (its lease is theirs), and lets the
+   * drain hand them off when another replica is live to take them.
+   */
+  public AnalysisService holdAs(UUID replicaId, java.util.function.IntSupplier live) {
+    this.replica = replicaId;
+    this.liveReplicas = live;
+    return this;
   }
 
   /** Analyses from now on register with this tracker (the gateway's drain). */
@@ -105,16 +139,17 @@ public final class AnalysisService {
     }
     return deps.callbacks().tokens().allowed(tenantId)
         .compose(left -> quotas.acquireAnalysis(tenantId))
-        .compose(permit -> start(tenantId, request, permit));
+        .compose(permit -> start(tenantId, request, permit, null, null));
   }
 
-  private Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Quotas.Permit permit) {
+  private Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Quotas.Permit permit, UUID follows,
+      Rebuild rebuild) {
     Runnable release = permit::close;
     List<UUID> named = new ArrayList<>(request.scope().documentIds());
     request.preload().stream().filter(id -> !named.contains(id)).forEach(named::add);
     UUID id = UUID.randomUUID();
     LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock(), deps.settings().maxEvents(),
-        deps.settings().maxEventChars());
+        deps.settings().maxEventChars(), replica, 0, 0);
     Runnable end;
     try {
       // Refused while the gateway drains, before anything is recorded.
@@ -136,7 +171,8 @@ public final class AnalysisService {
                 "preloaded documents " + outside + " are not in document_ids"));
           }
           return deps.store().insert(tenantId, id, request.question(),
-              List.copyOf(request.scope().documentIds()), request.preload(), request.budgets(), deps.model().model());
+              List.copyOf(request.scope().documentIds()), request.preload(), request.budgets(), deps.model().model(),
+              replica, follows);
         })
         .onFailure(e -> {
           end.run();
@@ -146,9 +182,162 @@ public final class AnalysisService {
           releases.put(id, permit);
           running.put(id, live);
           work.put(id, end);
-          Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request));
+          Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, request, rebuild));
           return live;
         });
+  }
+
+  /** The most analyses one follow-up rebuilds (itself excluded): each adds its cells to every rebuild. */
+  public static final int MAX_FOLLOWED = 16;
+  /** How many analyses a replica takes over at a time (it takes more at its next look). */
+  static final int TAKE_AT_ONCE = 8;
+  private static final String HANDED_OFF = "handoff";
+
+  /**
+   * Asks a finished analysis another question: a new analysis that {@code follows} it, with the
+   * same documents, whose model is given the earlier conversation and whose sandbox is rebuilt from
+   * the earlier analyses' records (their cells run again, their callbacks answered from the record),
+   * so that its code finds their variables and files. Refused when the analysis is not the tenant's
+   * (empty), has not answered, or ends a chain of {@value #MAX_FOLLOWED} follow-ups.
+   */
+  public Future<Optional<LiveAnalysis>> followUp(UUID tenantId, UUID parentId, String question, Budgets budgets) {
+    if (!deps.model().configured()) {
+      return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.MODEL_NOT_CONFIGURED,
+          AgentSettings.HOW_TO_CONFIGURE));
+    }
+    return deps.store().record(tenantId, parentId).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.succeededFuture(Optional.<LiveAnalysis>empty());
+      }
+      String status = found.get().getString("status");
+      if (!"succeeded".equals(status)) {
+        return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.NOT_ANSWERED, "analysis " + parentId
+            + " has not answered (its status is " + status + "): only an answered analysis takes a follow-up"));
+      }
+      return chain(tenantId, parentId, new ArrayList<>()).compose(followed -> {
+        AnalysisRequest first = AnalysisRecords.request(followed.get(followed.size() - 1));
+        AnalysisRequest request = new AnalysisRequest(question, first.scope(), first.preload(), budgets);
+        return deps.callbacks().tokens().allowed(tenantId)
+            .compose(left -> quotas.acquireAnalysis(tenantId))
+            .compose(permit -> start(tenantId, request, permit, parentId, new Rebuild(followed, null)))
+            .map(Optional::of);
+      });
+    });
+  }
+
+  /** The records of {@code id} and of the analyses it follows, oldest first; refused past {@value #MAX_FOLLOWED}. */
+  private Future<List<AnalysisRecord>> chain(UUID tenantId, UUID id, List<AnalysisRecord> newestFirst) {
+    if (newestFirst.size() >= MAX_FOLLOWED) {
+      return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.FOLLOW_UPS_EXHAUSTED, "a follow-up"
+          + " rebuilds at most " + MAX_FOLLOWED + " earlier analyses; start a new analysis instead"));
+    }
+    return records.load(tenantId, id).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.failedFuture(new IllegalStateException("analysis " + id + " of a follow-up chain is gone"));
+      }
+      newestFirst.add(found.get());
+      if (found.get().follows() == null) {
+        List<AnalysisRecord> oldestFirst = new ArrayList<>(newestFirst);
+        java.util.Collections.reverse(oldestFirst);
+        return Future.succeededFuture(oldestFirst);
+      }
+      return chain(tenantId, found.get().follows(), newestFirst);
+    });
+  }
+
+  /**
+   * Takes over the running analyses no live replica holds (theirs died, or handed them off), up to
+   * {@value #TAKE_AT_ONCE}, and carries each on here from its record. Completes with how many.
+   * Nothing while this replica drains or has no model.
+   */
+  public Future<Integer> takeOver() {
+    UUID me = replica;
+    if (me == null || draining || !deps.model().configured()) {
+      return Future.succeededFuture(0);
+    }
+    return records.takeOver(me, TAKE_AT_ONCE).map(taken -> {
+      for (AnalysisRecords.Taken t : taken) {
+        resume(t.tenantId(), t.id()).onFailure(e -> {
+          log.warn("analysis {}: taking it over failed, handing it back: {}", t.id(), e.toString());
+          handBack(t.tenantId(), t.id());
+        });
+      }
+      return taken.size();
+    });
+  }
+
+  /** Carries on, here, a running analysis this replica has just taken over. */
+  private Future<Void> resume(UUID tenantId, UUID id) {
+    long noticed = System.nanoTime();
+    return records.load(tenantId, id).compose(found -> {
+      if (found.isEmpty() || found.get().terminal()) {
+        return Future.succeededFuture();
+      }
+      AnalysisRecord own = found.get();
+      Future<List<AnalysisRecord>> followed = own.follows() == null ? Future.succeededFuture(List.of())
+          : chain(tenantId, own.follows(), new ArrayList<>());
+      return followed.compose(before -> quotas.holdAnalysis(tenantId).compose(permit -> {
+        LiveAnalysis live = new LiveAnalysis(id, tenantId, deps.store(), deps.clock(), deps.settings().maxEvents(),
+            deps.settings().maxEventChars(), replica, own.lastSeq(), own.storedChars());
+        Runnable end;
+        try {
+          end = tracker.begin(live::handOff);
+        } catch (RuntimeException e) {
+          permit.close();
+          return Future.failedFuture(e);
+        }
+        java.time.Duration left = own.deadlineAt() == null || own.lastAt() == null ? java.time.Duration.ZERO
+            : java.time.Duration.between(own.lastAt(), own.deadlineAt());
+        java.time.Instant deadline = deps.clock().instant().plus(left.isNegative() ? java.time.Duration.ZERO : left);
+        return records.deadline(tenantId, id, deadline)
+            .onFailure(e -> {
+              end.run();
+              permit.close();
+            })
+            .map(v -> {
+              releases.put(id, permit);
+              running.put(id, live);
+              work.put(id, end);
+              deps.metrics().analysisTakenOver(System.nanoTime() - noticed);
+              log.info("analysis {}: taken over (move {}), rebuilding {} cells of its own and {} earlier analyses",
+                  id, own.moves(), own.finishedCells(), before.size());
+              Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, AnalysisRecords.request(own),
+                  new Rebuild(before, own)));
+              return null;
+            });
+      }));
+    });
+  }
+
+  /** Lets go of an analysis this replica holds, and tells every replica so that one takes it at once. */
+  Future<Void> handBack(UUID tenantId, UUID id) {
+    UUID me = replica;
+    if (me == null) {
+      return Future.succeededFuture();
+    }
+    return records.handOff(tenantId, id, me)
+        .compose(done -> done ? deps.store().announce(CHANNEL, HANDED_OFF + " " + tenantId + " " + id)
+            : Future.succeededFuture())
+        .onFailure(e -> log.warn("analysis {}: handing it off failed (it is taken over once this replica's lease"
+            + " lapses): {}", id, e.toString()));
+  }
+
+  /**
+   * The drain begins: no more take-overs here, and, when another replica is live to take them, every
+   * analysis running here is handed off at once rather than left to finish or be cancelled. Returns
+   * how many were handed off.
+   */
+  public int drain() {
+    draining = true;
+    if (replica == null || liveReplicas.getAsInt() < 2) {
+      return 0;
+    }
+    int n = 0;
+    for (LiveAnalysis live : running.values()) {
+      live.handOff();
+      n++;
+    }
+    return n;
   }
 
   /** What wakes the followers on this replica of analyses that run on another (Cluster feeds it). */
@@ -274,6 +463,10 @@ public final class AnalysisService {
   /** Acts on a notification of {@link #CHANNEL}: cancels the named analysis if it runs here. */
   public void signalled(String payload) {
     String[] parts = payload == null ? new String[0] : payload.split(" ");
+    if (parts.length == 3 && parts[0].equals(HANDED_OFF)) {
+      takeOver().onFailure(e -> log.debug("taking over a handed-off analysis: {}", e.toString()));
+      return;
+    }
     if (parts.length == 3 && parts[0].equals(CANCEL)) {
       try {
         running(UUID.fromString(parts[1]), UUID.fromString(parts[2])).ifPresent(LiveAnalysis::cancel);
@@ -303,7 +496,8 @@ public final class AnalysisService {
   /** A request refused before its work started, and why; the HTTP layer decides what status that is. */
   public static final class AnalysisRefused extends RuntimeException {
     /** Why: each reason is one error code of the API, in lower case. */
-    public enum Reason { MODEL_NOT_CONFIGURED, UNKNOWN_DOCUMENTS, PRELOAD_OUTSIDE_SCOPE, NO_PROGRAM, SANDBOX_UNAVAILABLE }
+    public enum Reason { MODEL_NOT_CONFIGURED, UNKNOWN_DOCUMENTS, PRELOAD_OUTSIDE_SCOPE, NO_PROGRAM, SANDBOX_UNAVAILABLE,
+      NOT_ANSWERED, FOLLOW_UPS_EXHAUSTED }
 
     private final Reason reason;
 

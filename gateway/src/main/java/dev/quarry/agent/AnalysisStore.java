@@ -25,13 +25,28 @@ import java.util.function.Supplier;
  */
 public final class AnalysisStore {
   static final String INSERT_ANALYSIS = "INSERT INTO analyses (id, tenant_id, question, scope, preload,"
-      + " budgets, model, status) VALUES ($1, $2, $3, $4, $5, $6, $7, 'running')";
+      + " budgets, model, status, replica_id, deadline_at, follows) VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8,"
+      + " now() + make_interval(secs => $9), $10)";
 
   static final String UPDATE_USAGE = "UPDATE analyses SET usage = $3 WHERE tenant_id = $1 AND id = $2";
 
   static final String FINISH = "UPDATE analyses SET status = $3, error_type = $4, error_message = $5,"
       + " answer = $6, program = $7, citations = $8, usage = $9, finished_at = now()"
-      + " WHERE tenant_id = $1 AND id = $2";
+      + " WHERE tenant_id = $1 AND id = $2 AND ($10::uuid IS NULL OR replica_id = $10)";
+
+  /** Whether the analysis is still held by $3 (the row is share-locked: no replica takes it over meanwhile). */
+  static final String HELD_BY = "SELECT replica_id = $3 AS held FROM analyses WHERE tenant_id = $1 AND id = $2 FOR SHARE";
+
+  /**
+   * A write of an analysis that another replica has taken over (this one's lease lapsed while it still
+   * ran: a pause, a partition): refused, so that two replicas never both write one record.
+   */
+  static final class LostHold extends RuntimeException {
+    LostHold(UUID id) {
+      super("analysis " + id + " is held by another replica now (this replica's lease lapsed while it ran it)",
+          null, false, false);
+    }
+  }
 
   static final String INSERT_STEP = "INSERT INTO analysis_steps (tenant_id, analysis_id, ordinal, code,"
       + " result, started_at, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)";
@@ -40,7 +55,7 @@ public final class AnalysisStore {
       + " SELECT $1, $2, e.seq, e.type, e.body FROM unnest($3::bigint[], $4::text[], $5::text[]) AS e(seq, type, body)";
 
   private static final String COLUMNS = "id, question, scope, preload, budgets, model, status, error_type,"
-      + " error_message, answer, program, citations, usage, program_output, created_at, finished_at";
+      + " error_message, answer, program, citations, usage, program_output, created_at, finished_at, follows, moves";
 
   static final String GET_ANALYSIS = "SELECT " + COLUMNS + " FROM analyses WHERE tenant_id = $1 AND id = $2";
 
@@ -113,24 +128,34 @@ public final class AnalysisStore {
     this.pool = pool;
   }
 
+  Pool pool() {
+    return pool;
+  }
+
   /** Sends a notification to every replica (AnalysisService's cancels). */
   Future<Void> announce(String channel, String payload) {
     return dev.quarry.store.Notifications.publish(pool, channel, payload);
   }
 
+  /**
+   * Records a new analysis as running, held by {@code replica}, its deadline its wall time from now;
+   * {@code follows} is the analysis whose question it follows up (null for a first question).
+   */
   Future<Void> insert(UUID tenantId, UUID id, String question, List<UUID> scope, List<UUID> preload,
-      Budgets budgets, String model) {
-    return run(tenantId, INSERT_ANALYSIS, Tuple.of(id, tenantId, question,
-            scope.toArray(UUID[]::new), preload.toArray(UUID[]::new), budgets.toJson(), model))
+      Budgets budgets, String model, UUID replica, UUID follows) {
+    return run(tenantId, INSERT_ANALYSIS, Tuple.tuple().addValue(id).addValue(tenantId).addValue(question)
+            .addValue(scope.toArray(UUID[]::new)).addValue(preload.toArray(UUID[]::new)).addValue(budgets.toJson())
+            .addValue(model).addValue(replica).addValue(budgets.wallTimeMs() / 1000.0).addValue(follows))
         .mapEmpty();
   }
 
-  Future<Void> finish(UUID tenantId, UUID id, Outcome outcome) {
+  Future<Void> finish(UUID tenantId, UUID id, UUID holder, Outcome outcome) {
     return run(tenantId, FINISH, Tuple.tuple().addValue(tenantId).addValue(id)
             .addValue(outcome.status()).addValue(outcome.errorType()).addValue(outcome.errorMessage())
             .addValue(outcome.answer()).addValue(outcome.program()).addValue(outcome.citations())
-            .addValue(outcome.usage()))
-        .mapEmpty();
+            .addValue(outcome.usage()).addValue(holder))
+        .compose(rows -> rows.rowCount() == 0 && holder != null ? Future.failedFuture(new LostHold(id))
+            : Future.<Void>succeededFuture());
   }
 
   /**
@@ -139,8 +164,8 @@ public final class AnalysisStore {
    * restarts must not stay "running" in its record. Blocks: call it from the analysis' own
    * (virtual) thread.
    */
-  void finishDurably(UUID tenantId, UUID id, Outcome outcome) {
-    retry(() -> finish(tenantId, id, outcome));
+  void finishDurably(UUID tenantId, UUID id, UUID holder, Outcome outcome) {
+    retry(() -> finish(tenantId, id, holder, outcome));
   }
 
   /** How long a write of an analysis keeps being tried while the database is unreachable. */
@@ -206,15 +231,22 @@ public final class AnalysisStore {
    * every replica ({@link EventWakeups}). While the database is unreachable, tried again until
    * {@link #END_RETRY}.
    */
-  Future<Void> progress(UUID tenantId, UUID analysisId, List<AnalysisEvent> events, List<StepRecord> steps,
-      JsonObject usage) {
+  Future<Void> progress(UUID tenantId, UUID analysisId, UUID holder, List<AnalysisEvent> events,
+      List<CallbackRecord> callbacks, List<StepRecord> steps, JsonObject usage) {
     return durably(() -> Database.<Void>inTenant(pool, tenantId, conn -> {
-      Future<?> done = Future.succeededFuture();
+      Future<?> done = holder == null ? Future.succeededFuture()
+          : conn.preparedQuery(HELD_BY).execute(Tuple.of(tenantId, analysisId, holder)).compose(rows ->
+              rows.size() > 0 && Boolean.TRUE.equals(rows.iterator().next().getBoolean("held"))
+                  ? Future.succeededFuture() : Future.failedFuture(new LostHold(analysisId)));
       if (!events.isEmpty()) {
         // Announced in the same transaction: followers on other replicas hear it when it is visible.
         String stored = EventWakeups.payload(analysisId, events.get(events.size() - 1).seq());
         done = done.compose(v -> conn.preparedQuery(INSERT_EVENTS).execute(withoutNul(eventsTuple(tenantId, analysisId, events))))
             .compose(v -> dev.quarry.store.Notifications.publish(conn, EventWakeups.CHANNEL, stored));
+      }
+      if (!callbacks.isEmpty()) {
+        // Before the steps: a step stored has every callback of its cell stored with it or before.
+        done = done.compose(v -> AnalysisRecords.insertCallbacks(conn, tenantId, analysisId, callbacks));
       }
       if (!steps.isEmpty()) {
         List<Tuple> rows = steps.stream().map(st -> withoutNul(Tuple.of(tenantId, analysisId, st.ordinal(),
@@ -413,7 +445,9 @@ public final class AnalysisStore {
         .put("citations", r.getJsonArray("citations"))
         .put("usage", r.getJsonObject("usage"))
         .put("created_at", r.getOffsetDateTime("created_at").toInstant().toString())
-        .put("finished_at", finished == null ? null : finished.toInstant().toString());
+        .put("finished_at", finished == null ? null : finished.toInstant().toString())
+        .put("follows", r.getUUID("follows") == null ? null : r.getUUID("follows").toString())
+        .put("moves", r.getInteger("moves"));
   }
 
   static OffsetDateTime createdAt(JsonObject analysis) {

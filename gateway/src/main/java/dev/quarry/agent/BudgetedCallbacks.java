@@ -1,7 +1,6 @@
 package dev.quarry.agent;
 
 import dev.quarry.callbacks.Llm;
-import dev.quarry.callbacks.TenantCallbacks;
 import dev.quarry.sandbox.CallbackFailure;
 import dev.quarry.sandbox.CallbackType;
 import dev.quarry.sandbox.Callbacks;
@@ -21,8 +20,8 @@ final class BudgetedCallbacks implements Callbacks {
   /** Characters per token when a prompt's tokens are estimated before it is sent (English prose). */
   static final int CHARS_PER_TOKEN = 4;
 
-  private final TenantCallbacks delegate;
-  private final Budgets budgets;
+  private final CallbackSource delegate;
+  private volatile Budgets budgets;
   private final Citations citations;
   private final Consumer<Usage> tokens;
   /** The analysis' tokens so far (model turns and llm() calls that returned). */
@@ -36,7 +35,7 @@ final class BudgetedCallbacks implements Callbacks {
    */
   private final AtomicLong reserved = new AtomicLong();
 
-  BudgetedCallbacks(TenantCallbacks delegate, Budgets budgets, Citations citations, Consumer<Usage> tokens,
+  BudgetedCallbacks(CallbackSource delegate, Budgets budgets, Citations citations, Consumer<Usage> tokens,
       LongSupplier tokensUsed) {
     this.delegate = delegate;
     this.budgets = budgets;
@@ -109,6 +108,17 @@ final class BudgetedCallbacks implements Callbacks {
           }
         })
         .map(Llm.Reply::text);
+  }
+
+  /**
+   * The budgets of the next question (a follow-up, or a followed-up analysis being rebuilt): its
+   * calls are counted afresh against them.
+   */
+  void budgets(Budgets next) {
+    this.budgets = next;
+    searches.set(0);
+    llms.set(0);
+    lists.set(0);
   }
 
   /** Counts one call of a budget, or says why it is refused (and then does not count it). */

@@ -49,6 +49,7 @@ public final class LiveAnalysis {
   /** What happened and is not yet handed to the store: events, ended steps, the latest usage. */
   private List<AnalysisEvent> unwritten = new ArrayList<>();
   private List<AnalysisStore.StepRecord> unwrittenSteps = new ArrayList<>();
+  private List<CallbackRecord> unwrittenCallbacks = new ArrayList<>();
   private JsonObject unwrittenUsage;
   /** Completes when everything handed to the store so far is written (or failed and logged). */
   private Future<Void> writes = Future.succeededFuture();
@@ -60,6 +61,14 @@ public final class LiveAnalysis {
   /** The first write that failed: the analysis' record is incomplete. */
   private volatile Throwable writeFailure;
   private long nextSeq = 1;
+  /** The seq of the first event this process holds: earlier ones were stored by a replica that ran it before. */
+  private final long firstSeq;
+  /** The replica that holds it (each write checks it still does); null: not checked. */
+  private final UUID holder;
+  /** Set when this replica lets go of the analysis for another to take over (it drains). */
+  private volatile boolean handedOff;
+  /** Set when a write found another replica holding it: nothing more is written, nothing handed back. */
+  private volatile boolean lostHold;
   private volatile boolean cancelled;
   private volatile String[] failure;
   private volatile Runnable onCancel = () -> {};
@@ -76,6 +85,19 @@ public final class LiveAnalysis {
   }
 
   LiveAnalysis(UUID id, UUID tenantId, AnalysisStore store, Clock clock, int maxEvents, long maxEventChars) {
+    this(id, tenantId, store, clock, maxEvents, maxEventChars, null, 0, 0);
+  }
+
+  /**
+   * An analysis taken over from another replica: its events go on after {@code lastSeq}, and the
+   * caps count the {@code storedChars} characters of events stored before.
+   */
+  LiveAnalysis(UUID id, UUID tenantId, AnalysisStore store, Clock clock, int maxEvents, long maxEventChars,
+      UUID holder, long lastSeq, long storedChars) {
+    this.holder = holder;
+    this.nextSeq = lastSeq + 1;
+    this.firstSeq = lastSeq + 1;
+    this.eventChars = storedChars;
     this.id = id;
     this.tenantId = tenantId;
     this.store = store;
@@ -103,7 +125,7 @@ public final class LiveAnalysis {
     }
     AnalysisEvent event = AnalysisEvent.of(nextSeq, type, clock.millis(), data);
     if (CAPPED_TYPES.contains(type)
-        && (events.size() >= maxEvents || eventChars + event.json().length() > maxEventChars)) {
+        && (events.size() + firstSeq - 1 >= maxEvents || eventChars + event.json().length() > maxEventChars)) {
       // Past the caps a cell's output and callbacks are no longer recorded, and the analysis ends
       // (its loop sees eventsCapped()): memory and storage per analysis stay bounded.
       capped = true;
@@ -138,9 +160,28 @@ public final class LiveAnalysis {
     writeIfWanted();
   }
 
+  /**
+   * A step that ended and its {@code cell_result} event, under one hold of the lock: they go in the
+   * same batch, so that the record holds both or neither (a rebuild tells ended cells by them).
+   */
+  synchronized void stepEnded(AnalysisStore.StepRecord step, JsonObject resultEvent) {
+    unwrittenSteps.add(step);
+    emit(AnalysisEvent.CELL_RESULT, resultEvent);
+  }
+
   /** A step that ended, written with the next batch. */
   synchronized void step(AnalysisStore.StepRecord step) {
     unwrittenSteps.add(step);
+  }
+
+  /** A callback's answer, written with the next batch (before the step of its cell). */
+  synchronized void callback(CallbackRecord record) {
+    unwrittenCallbacks.add(record);
+  }
+
+  /** The seq of the first event this replica holds of it (1 unless it was taken over). */
+  public long firstSeq() {
+    return firstSeq;
   }
 
   /** The usage so far, written with the next batch (a later one replaces it). */
@@ -160,19 +201,29 @@ public final class LiveAnalysis {
 
   /** Called with the lock held. */
   private void writeIfWanted() {
-    if (writing || !writeWanted || unwritten.isEmpty() && unwrittenSteps.isEmpty() && unwrittenUsage == null) {
+    if (writing || !writeWanted || unwritten.isEmpty() && unwrittenSteps.isEmpty() && unwrittenCallbacks.isEmpty()
+        && unwrittenUsage == null) {
       return;
     }
     writing = true;
     writeWanted = false;
     List<AnalysisEvent> batch = unwritten;
     List<AnalysisStore.StepRecord> steps = unwrittenSteps;
+    List<CallbackRecord> callbacks = unwrittenCallbacks;
     JsonObject usage = unwrittenUsage;
     unwritten = new ArrayList<>();
     unwrittenSteps = new ArrayList<>();
+    unwrittenCallbacks = new ArrayList<>();
     unwrittenUsage = null;
-    writes = store.progress(tenantId, id, batch, steps, usage)
+    writes = store.progress(tenantId, id, holder, batch, callbacks, steps, usage)
         .onFailure(e -> {
+          if (e instanceof AnalysisStore.LostHold) {
+            // Another replica carries it on: this one stops, writing nothing more (its end included).
+            log.warn("analysis {}: {}; stopping it here", id, e.getMessage());
+            lostHold = true;
+            handOff();
+            return;
+          }
           if (writeFailure == null) {
             writeFailure = e;
           }
@@ -250,6 +301,27 @@ public final class LiveAnalysis {
   public void fail(String errorType, String message) {
     failure = new String[] {errorType, message};
     cancel();
+  }
+
+  /**
+   * Stops the analysis here as a cancel does, to be handed off to another replica rather than ended
+   * (this one drains): its record stays {@code running}, and its loop lets go of it.
+   */
+  public void handOff() {
+    handedOff = true;
+    cancel();
+  }
+
+  boolean handedOff() {
+    return handedOff;
+  }
+
+  boolean lostHold() {
+    return lostHold;
+  }
+
+  UUID holder() {
+    return holder;
   }
 
   /** The error type and message of {@link #fail}, or null after a plain cancel. */

@@ -36,7 +36,7 @@ final class ProgramReplay {
     // A replayed program's llm() calls spend the tenant's daily model tokens like the analysis' did
     // (the callbacks count them); the budgets bound how many it makes and the tokens they take.
     java.util.concurrent.atomic.AtomicLong tokens = new java.util.concurrent.atomic.AtomicLong();
-    BudgetedCallbacks callbacks = new BudgetedCallbacks(deps.callbacks().forTenant(tenantId, scope, cellDeadline::get),
+    BudgetedCallbacks callbacks = new BudgetedCallbacks(CallbackSource.of(deps.callbacks().forTenant(tenantId, scope, cellDeadline::get)),
         budgets, new Citations(), usage -> tokens.addAndGet(usage.total()), tokens::get);
     SandboxSession session;
     try {

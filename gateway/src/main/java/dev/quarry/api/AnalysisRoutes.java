@@ -59,6 +59,8 @@ final class AnalysisRoutes {
     router.get("/v1/analyses").handler(tenantAuth).handler(this::list);
     router.get("/v1/analyses/:id").handler(tenantAuth).handler(this::get);
     router.get("/v1/analyses/:id/events").handler(tenantAuth).handler(this::events);
+    router.post("/v1/analyses/:id/follow-ups").handler(tenantAuth).handler(takeBody)
+        .handler(LimitedBody.json(JSON_BODY_LIMIT, bodyTimeoutMs)).handler(bodyRead).handler(this::followUp);
     router.post("/v1/analyses/:id/replay").handler(tenantAuth).handler(this::replay);
     router.post("/v1/analyses/:id/cancel").handler(tenantAuth).handler(this::cancel);
   }
@@ -73,6 +75,45 @@ final class AnalysisRoutes {
             stream(ctx, live, true, 0);
           } else {
             live.finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
+          }
+        })
+        .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  /**
+   * Another question to an answered analysis: a new analysis that follows it (same documents; the
+   * earlier conversation and the earlier cells' variables and files are rebuilt from the record),
+   * answered as {@code POST /v1/analyses} answers.
+   */
+  private void followUp(RoutingContext ctx) {
+    UUID tenant = ApiRoutes.tenant(ctx);
+    UUID id = analysisId(ctx);
+    JsonObject body = Requests.jsonObject(ctx.body().buffer());
+    for (String field : body.fieldNames()) {
+      if (!Set.of("question", "budgets", "stream").contains(field)) {
+        throw ApiError.badRequest("unknown_field", "field '" + field
+            + "' is not part of a follow-up (question, budgets, stream; its documents are the analysis')");
+      }
+    }
+    Object rawQuestion = body.getValue("question");
+    if (!(rawQuestion instanceof String question)) {
+      throw ApiError.badRequest("invalid_question", rawQuestion == null
+          ? "field 'question' is required" : "field 'question' must be a non-empty string");
+    }
+    String problem = questionProblem(question);
+    if (problem != null) {
+      throw ApiError.badRequest("invalid_question", "field 'question' " + problem);
+    }
+    Budgets budgets = budgets(body.getValue("budgets"));
+    boolean stream = wantsStream(ctx, body);
+    analyses.followUp(tenant, id, question, budgets)
+        .onSuccess(found -> {
+          if (found.isEmpty()) {
+            ctx.fail(missing(id));
+          } else if (stream) {
+            stream(ctx, found.get(), true, 0);
+          } else {
+            found.get().finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
           }
         })
         .onFailure(e -> ctx.fail(refusal(e)));
@@ -232,7 +273,8 @@ final class AnalysisRoutes {
     UUID id = analysisId(ctx);
     long afterSeq = lastEventId(ctx);
     var running = analyses.running(tenant, id);
-    if (running.isPresent()) {
+    // Taken over here: its events before this replica's first are in the store only.
+    if (running.isPresent() && running.get().firstSeq() <= afterSeq + 1) {
       follow(ctx, running.get(), afterSeq);
       return;
     }
@@ -241,7 +283,7 @@ final class AnalysisRoutes {
         .onSuccess(progress -> {
           // It may have begun running here since the first look (it is recorded before it runs).
           var stillRunning = analyses.running(tenant, id);
-          if (stillRunning.isPresent()) {
+          if (stillRunning.isPresent() && stillRunning.get().firstSeq() <= afterSeq + 1) {
             follow(ctx, stillRunning.get(), afterSeq);
           } else if (progress.settled()) {
             ctx.response().setChunked(true).putHeader("X-Analysis-Id", id.toString());

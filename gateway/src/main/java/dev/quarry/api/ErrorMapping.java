@@ -128,7 +128,7 @@ final class ErrorMapping {
       case MODEL_NOT_CONFIGURED, SANDBOX_UNAVAILABLE -> 503;
       case UNKNOWN_DOCUMENTS -> 404;
       case PRELOAD_OUTSIDE_SCOPE -> 400;
-      case NO_PROGRAM -> 409;
+      case NO_PROGRAM, NOT_ANSWERED, FOLLOW_UPS_EXHAUSTED -> 409;
     };
     return new ApiError(status, e.code(), e.getMessage());
   }

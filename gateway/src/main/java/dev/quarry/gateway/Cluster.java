@@ -43,6 +43,9 @@ final class Cluster {
   private final Replicas replicas;
   private final Notifications notifications;
   private long tenantWatch = -1;
+  private long takeOverWatch = -1;
+  /** How often each replica looks for analyses that no live replica holds. */
+  static final Duration TAKE_OVER_EVERY = Duration.ofSeconds(2);
 
   Cluster(Vertx vertx, Replicas replicas, Notifications notifications) {
     this.vertx = vertx;
@@ -91,6 +94,10 @@ final class Cluster {
     // after a reconnection all read, as some writes may have gone unheard.
     notifications.listen(dev.quarry.agent.EventWakeups.CHANNEL, analyses.wakeups()::notified,
         analyses.wakeups()::wakeAll);
+    // Analyses whose replica died (its lease lapsed) or handed them off: taken over by whichever
+    // replica looks first (a hand-off is also announced, and taken at once).
+    takeOverWatch = vertx.setPeriodic(TAKE_OVER_EVERY.toMillis(), id -> analyses.takeOver()
+        .onFailure(e -> log.debug("looking for analyses to take over: {}", e.toString())));
     tenantWatch = vertx.setPeriodic(TENANT_CHECK.toMillis(), id -> {
       Set<UUID> here = analyses.tenantsRunning();
       if (here.isEmpty()) {
@@ -139,6 +146,9 @@ final class Cluster {
   Future<Void> stop() {
     if (tenantWatch >= 0) {
       vertx.cancelTimer(tenantWatch);
+    }
+    if (takeOverWatch >= 0) {
+      vertx.cancelTimer(takeOverWatch);
     }
     return Future.join(notifications.close().otherwiseEmpty(), replicas.stop()).mapEmpty();
   }

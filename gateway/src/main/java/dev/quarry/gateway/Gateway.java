@@ -191,6 +191,10 @@ public final class Gateway extends VerticleBase {
           // A drain lets running analyses finish within its grace, then cancels them; each records its end
           // before the sandboxes go.
           analyses.trackWith(cancel -> lifecycle.begin("analysis", reason -> cancel.run())::close);
+          // Its analyses are held under this replica's lease; a drain hands them to another replica
+          // when one is live, rather than letting them run out the grace and be cancelled.
+          analyses.holdAs(cluster.replicas().id(), cluster.replicas()::live);
+          lifecycle.onDrain(analyses::drain);
           lifecycle.onShutdown("analyses", analyses::close);
           // An ingest under way when a drain starts gets the drain's grace to finish, like an analysis.
           IngestService ingest = new IngestService(vertx, pool, embedder, documentsFs, config, metrics)

@@ -45,6 +45,7 @@ public final class Lifecycle {
   private volatile State state = State.SERVING;
   private volatile Promise<Void> idle;
   private Future<Void> drained;
+  private final List<Runnable> onDrain = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public Lifecycle(Vertx vertx) {
     this.vertx = vertx;
@@ -81,6 +82,11 @@ public final class Lifecycle {
     return work;
   }
 
+  /** Something to do as soon as a drain begins (before running work is waited for). */
+  public void onDrain(Runnable action) {
+    onDrain.add(action);
+  }
+
   /** Adds a step of the final cleanup (e.g. "remove every sandbox"); cleanups run in order. */
   public void onShutdown(String name, Supplier<Future<?>> action) {
     cleanups.add(new Cleanup(name, action));
@@ -97,6 +103,13 @@ public final class Lifecycle {
     }
     state = State.DRAINING;
     log.info("draining: {} running, grace {} s", running.size(), grace.toSeconds());
+    for (Runnable action : onDrain) {
+      try {
+        action.run();
+      } catch (RuntimeException e) {
+        log.warn("at the drain's start: {}", e.toString());
+      }
+    }
     drained = awaitIdle(grace)
         .compose(finished -> {
           if (finished) {

@@ -297,7 +297,9 @@ public final class ContainerLauncher {
         .withName("quarry-" + settings.gatewayId() + "-" + id)
         .withHostName("sandbox")
         .withUser(user())
-        .withEnv("QUARRY_SOCKET=" + SOCKET_DIR + "/" + SOCKET_NAME)
+        // One hash seed for every sandbox: a cell that iterates a set of strings prints the same order
+        // in every sandbox, so a cell run again to rebuild an analysis gives its recorded output.
+        .withEnv("QUARRY_SOCKET=" + SOCKET_DIR + "/" + SOCKET_NAME, "PYTHONHASHSEED=0")
         .withLabels(labels)
         .withNetworkDisabled(true)
         .withHostConfig(host);

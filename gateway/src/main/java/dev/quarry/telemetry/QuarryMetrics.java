@@ -284,6 +284,20 @@ public final class QuarryMetrics {
     analysesRunning.incrementAndGet();
   }
 
+  /** A running analysis taken over from a replica that died or handed it off, {@code nanos} after it was claimed. */
+  public void analysisTakenOver(long nanos) {
+    Timer.builder("quarry_analysis_takeover_seconds")
+        .description("From claiming an analysis no live replica held to its loop starting here (its rebuild follows)")
+        .register(registry).record(Duration.ofNanos(nanos));
+  }
+
+  /** A running analysis this replica handed off (it drains): it runs no longer here, and ends elsewhere. */
+  public void analysisHandedOff() {
+    analysesRunning.decrementAndGet();
+    Counter.builder("quarry_analyses_handed_off").description("Running analyses handed off to another replica"
+        + " by a draining one").register(registry).increment();
+  }
+
   /**
    * The agent loop, exactly once per started analysis, when its final status is recorded.
    *

@@ -197,6 +197,15 @@ public final class Quotas {
   }
 
   /**
+   * Takes a place for an analysis taken over from a replica that died or handed it off: it was
+   * admitted under the quota when it started and its place went with its replica, so it takes one
+   * whatever the tenant holds now (for a moment it may hold one more than its quota).
+   */
+  public Future<Permit> holdAnalysis(UUID tenantId) {
+    return places.take(tenantId, Quota.CONCURRENT_ANALYSES.wireName(), Long.MAX_VALUE).map(place -> (Permit) place::release);
+  }
+
+  /**
    * Takes a place for one ingest of the tenant, or fails with QuotaExceeded when it already has as
    * many under way as its quota allows, on whichever replicas. Release the permit when the ingest
    * ends, on every path.

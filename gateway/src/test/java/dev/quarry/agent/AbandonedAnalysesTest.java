@@ -43,20 +43,23 @@ class AbandonedAnalysesTest {
   /** An analysis as a gateway leaves it when it is killed: running, with some events stored. */
   private static UUID running(UUID tenant, Duration age, int events) throws Exception {
     UUID id = UUID.randomUUID();
-    store.insert(tenant, id, "q", List.of(), List.of(), Budgets.DEFAULTS, "m").await();
+    store.insert(tenant, id, "q", List.of(), List.of(), Budgets.DEFAULTS, "m", null, null).await();
     List<AnalysisEvent> stored = new java.util.ArrayList<>();
     for (int seq = 1; seq <= events; seq++) {
       stored.add(AnalysisEvent.of(seq, seq == 1 ? AnalysisEvent.STARTED : AnalysisEvent.MODEL_TURN,
           System.currentTimeMillis(), new JsonObject()));
     }
     if (!stored.isEmpty()) {
-      store.progress(tenant, id, stored, List.of(), null).await();
+      store.progress(tenant, id, null, stored, List.of(), List.of(), null).await();
     }
     try (Connection c = db.jdbc();
         PreparedStatement s = c.prepareStatement(
-            "UPDATE analyses SET created_at = now() - make_interval(secs => ?) WHERE id = ?")) {
+            "UPDATE analyses SET created_at = now() - make_interval(secs => ?),"
+                + " deadline_at = now() - make_interval(secs => ?) + make_interval(secs => ?) WHERE id = ?")) {
       s.setDouble(1, age.toSeconds());
-      s.setObject(2, id);
+      s.setDouble(2, age.toSeconds());
+      s.setDouble(3, budget().toSeconds());
+      s.setObject(4, id);
       s.executeUpdate();
     }
     return id;
@@ -77,7 +80,7 @@ class AbandonedAnalysesTest {
     UUID abandonedNoEvents = running(otherTenant, old, 0);
     UUID young = running(tenant, budget(), 2);
     UUID finished = running(tenant, old, 1);
-    store.finish(tenant, finished, new AnalysisStore.Outcome("succeeded", null, null, "a", "p",
+    store.finish(tenant, finished, null, new AnalysisStore.Outcome("succeeded", null, null, "a", "p",
         new io.vertx.core.json.JsonArray(), new JsonObject())).await();
 
     List<UUID> ended = new AbandonedAnalyses(pool, grace).sweep().await();

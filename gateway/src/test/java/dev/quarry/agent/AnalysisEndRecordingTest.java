@@ -62,17 +62,17 @@ class AnalysisEndRecordingTest {
   @DisplayName("an end that meets a stopped database is retried and recorded once the database is back")
   void endRecordedAfterRestart() throws Exception {
     UUID id = UUID.randomUUID();
-    store.insert(TENANT, id, "what survives a restart?", List.of(), List.of(), Budgets.DEFAULTS, "scripted").await();
+    store.insert(TENANT, id, "what survives a restart?", List.of(), List.of(), Budgets.DEFAULTS, "scripted", null, null).await();
     AnalysisStore.Outcome outcome = new AnalysisStore.Outcome("failed", "ModelUnavailable", "the model endpoint failed",
         null, null, new JsonArray(), new JsonObject().put("model_turns", 1));
 
     cluster.stop();
     // The plain write fails, typed: the outage is real when the durable one starts.
-    assertThatThrownBy(() -> store.finish(TENANT, id, outcome).await()).isInstanceOf(DatabaseUnavailable.class);
+    assertThatThrownBy(() -> store.finish(TENANT, id, null, outcome).await()).isInstanceOf(DatabaseUnavailable.class);
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread ending = Thread.ofVirtual().start(() -> {
       try {
-        store.finishDurably(TENANT, id, outcome);
+        store.finishDurably(TENANT, id, null, outcome);
       } catch (Throwable t) {
         failure.set(t);
       }
@@ -90,16 +90,16 @@ class AnalysisEndRecordingTest {
   @DisplayName("a step and events written while the database is down are stored once it is back, in order")
   void stepsAndEventsKeptThroughRestart() throws Exception {
     UUID id = UUID.randomUUID();
-    store.insert(TENANT, id, "are the steps kept?", List.of(), List.of(), Budgets.DEFAULTS, "scripted").await();
+    store.insert(TENANT, id, "are the steps kept?", List.of(), List.of(), Budgets.DEFAULTS, "scripted", null, null).await();
 
     cluster.stop();
     Future<Void> progress;
     try {
       // What the loop writes once a model turn (LiveAnalysis.store): the turn's events and its ended step.
-      progress = store.progress(TENANT, id, List.of(
+      progress = store.progress(TENANT, id, null, List.of(
               AnalysisEvent.of(1, AnalysisEvent.STARTED, 0, new JsonObject()),
               AnalysisEvent.of(2, AnalysisEvent.CODE, 0, new JsonObject().put("step", 1).put("code", "print(1)"))),
-          List.of(new AnalysisStore.StepRecord(1, "print(1)",
+          List.of(), List.of(new AnalysisStore.StepRecord(1, "print(1)",
               new JsonObject().put("success", true).put("stdout", "1\n"), OffsetDateTime.now(ZoneOffset.UTC), 5)),
           null);
     } finally {

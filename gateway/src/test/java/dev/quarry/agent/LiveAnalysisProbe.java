@@ -12,7 +12,7 @@ public final class LiveAnalysisProbe {
   /** A new running analysis of {@code tenant}, its row inserted, with the default event caps. */
   public static LiveAnalysis start(AnalysisStore store, UUID tenant) {
     UUID id = UUID.randomUUID();
-    store.insert(tenant, id, "q", List.of(), List.of(), Budgets.DEFAULTS, "m").await();
+    store.insert(tenant, id, "q", List.of(), List.of(), Budgets.DEFAULTS, "m", null, null).await();
     return new LiveAnalysis(id, tenant, store, Clock.systemUTC());
   }
 

@@ -36,7 +36,7 @@ class LiveAnalysisWritesTest {
 
   private static LiveAnalysis analysis(UUID tenant) {
     UUID id = UUID.randomUUID();
-    store.insert(tenant, id, "q", List.of(), List.of(), Budgets.DEFAULTS, "m").await();
+    store.insert(tenant, id, "q", List.of(), List.of(), Budgets.DEFAULTS, "m", null, null).await();
     return new LiveAnalysis(id, tenant, store, Clock.systemUTC());
   }
 

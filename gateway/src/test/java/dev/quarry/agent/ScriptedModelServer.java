@@ -148,6 +148,17 @@ public final class ScriptedModelServer implements AutoCloseable {
     return List.copyOf(llmRequests);
   }
 
+  private volatile Function<JsonObject, Reply> otherwise;
+
+  /**
+   * How to answer once the script is spent (instead of a 500): a reply computed from each request,
+   * e.g. from the question and the tool results so far, for analyses running at once.
+   */
+  public ScriptedModelServer otherwise(Function<JsonObject, Reply> replies) {
+    this.otherwise = replies;
+    return this;
+  }
+
   public int remaining() {
     return script.size();
   }
@@ -161,6 +172,7 @@ public final class ScriptedModelServer implements AutoCloseable {
     llmToTheBound = false;
     llmGate = null;
     llmHangUps.set(0);
+    otherwise = null;
   }
 
   private void handle(HttpServerRequest req) {
@@ -200,7 +212,9 @@ public final class ScriptedModelServer implements AutoCloseable {
       }
       authorizations.add(String.valueOf(req.getHeader("Authorization")));
       requests.add(request);
-      reply(req, request, script.poll());
+      Reply next = script.poll();
+      Function<JsonObject, Reply> fallback = otherwise;
+      reply(req, request, next == null && fallback != null ? new Dynamic(fallback) : next);
     });
   }
 
