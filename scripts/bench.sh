@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (dev.quarry.bench.BenchMain) and lets each rewrite its section of
-# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|long-queries|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|cluster|cluster-events|all]
+# BENCHMARKS.md. Called by ./quarry bench after setup and build; usage: bench.sh [retrieval|long-queries|filings|conversion|conversion-filings|models|latency|ingest|documents|sandbox|tenants|analyses|surfaces|soak|cluster|cluster-events|cluster-takeover|all]
 # (soak: ~5.5 min, QUARRY_SOAK_SECONDS; runs as root, it creates and restarts a PostgreSQL cluster of its own on
 # port QUARRY_SOAK_PG_PORT, 5439)
 # (cluster: ~12 min; three gateway processes behind HAProxy, as the tests' GatewayCluster runs them;
 # -Dbench.cluster.baseline=JAR also runs an earlier gateway jar the same way, -Dquarry.cluster.ports=FROM-TO
 # keeps their ports in a range; it ends with cluster-events, ~4 min, which runs alone too:
-# -Dbench.cluster.events.analyses=N, -Dbench.cluster.events.inflight=N)
+# -Dbench.cluster.events.analyses=N, -Dbench.cluster.events.inflight=N; and then cluster-takeover, ~6 min, alone
+# too: analyses taken over after a replica's kill -9 and drain at the default 15 s lease, and follow-ups;
+# -Dbench.cluster.takeover.analyses=N (a round), -Dbench.cluster.takeover.followups=N, -Dbench.cluster.takeover.lease=S)
 # (tenants: about 10 min; runs as root, it mounts two tmpfs of its own for the gateway process it starts from
 # this checkout's build; -Dbench.tenants.phaseSeconds=N, -Dbench.tenants.port=P (and P+1), -Dbench.tenants.heap=2304m,
 # -Dbench.tenants.cases=memory,disk,... pick a subset)

@@ -8,11 +8,15 @@
 -- moves: how many times it was taken over (0: it ran where it started).
 -- deadline_at: when its wall time runs out; a take-over moves it by the time nobody ran it.
 -- follows: the finished analysis whose question this one follows up (its cells are rebuilt first).
+-- cancel_requested: see below.
 ALTER TABLE analyses
   ADD COLUMN replica_id  uuid,
   ADD COLUMN moves       integer NOT NULL DEFAULT 0,
   ADD COLUMN deadline_at timestamptz,
-  ADD COLUMN follows     uuid REFERENCES analyses (id) ON DELETE SET NULL;
+  ADD COLUMN follows     uuid REFERENCES analyses (id) ON DELETE SET NULL,
+  -- A cancel asked while no replica held it (between its replica's death and the take-over): the
+  -- replica that takes it over ends it cancelled rather than carrying it on.
+  ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false;
 
 CREATE INDEX analyses_running ON analyses (replica_id) WHERE status = 'running';
 

@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|ingest-memory|sandbox|tenants|analyses|soak|cluster|cluster-events|embeddings|all]...}: runs the named benchmarks, prints
+ * {@code BenchMain [retrieval|long-queries|filings|conversion|models|latency|ingest|ingest-memory|sandbox|tenants|analyses|soak|cluster|cluster-events|cluster-takeover|embeddings|all]...}: runs the named benchmarks, prints
  * their figures and writes each one's section of BENCHMARKS.md at the repository root.
  * {@code embeddings} only fills the vector cache (the slow, one-off part of a first run). {@code soak}
  * (about five and a half minutes, {@code QUARRY_SOAK_SECONDS}) is not part of {@code all}: it restarts
@@ -32,15 +32,17 @@ public final class BenchMain {
           which.add("conversion");
           which.add("conversion-filings");
         }
-        // One command for the cluster (issue 34): quotas and throughput, then events across replicas.
+        // One command for the cluster (issue 34): quotas and throughput, then events across replicas,
+        // then analyses taken over from a lost replica (issue 35).
         case "cluster" -> {
           which.add("cluster");
           which.add("cluster-events");
+          which.add("cluster-takeover");
         }
-        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "ingest-memory", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "cluster-events", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
+        case "retrieval", "long-queries", "filings", "conversion-filings", "models", "latency", "ingest", "ingest-memory", "documents", "sandbox", "tenants", "analyses", "surfaces", "soak", "cluster-events", "cluster-takeover", "embeddings" -> which.add(a.toLowerCase(Locale.ROOT));
         default -> {
           System.err.println("unknown benchmark '" + a + "'; expected one or more of: retrieval, long-queries, filings, conversion, conversion-filings, models, latency, ingest, ingest-memory, sandbox, tenants, analyses, surfaces, soak, cluster,"
-              + " cluster-events, embeddings, all");
+              + " cluster-events, cluster-takeover, embeddings, all");
           System.exit(2);
         }
       }
@@ -75,6 +77,7 @@ public final class BenchMain {
           case "soak" -> { title = "Soak under faults"; body = new SoakBench().run(); }
           case "cluster" -> { title = "Replicas: quotas across a cluster, and its throughput"; body = new ClusterBench().run(); }
           case "cluster-events" -> { title = "Replicas: an analysis' events followed through another replica"; body = new ClusterEventsBench().run(); }
+          case "cluster-takeover" -> { title = "Replicas: analyses taken over from a lost replica, and follow-ups"; body = new ClusterTakeoverBench().run(); }
           default -> {
             for (TestCollection c : List.of(TestCollections.cranfield(paths.retrieval()),
                 TestCollections.msmarco(paths.retrieval()), TestCollections.vaswani(paths.retrieval()))) {

@@ -23,11 +23,12 @@ import java.util.UUID;
  * @param lastAt     when its last stored event happened
  * @param deadlineAt when its wall time runs out, as stored
  * @param terminal   whether its stored events end it (an answer or a failure)
+ * @param cancelRequested whether a cancel was asked while no replica held it
  */
 record AnalysisRecord(UUID id, UUID tenantId, JsonObject started, List<UUID> preload, UUID follows, int moves,
     List<ModelTurn> turns, Map<Integer, String> codes, Map<Integer, JsonObject> results,
     Map<Integer, List<CallbackRecord>> callbacks, Map<Integer, Sent> sent, long lastSeq, long storedChars, Instant lastAt,
-    Instant deadlineAt, boolean terminal) {
+    Instant deadlineAt, boolean terminal, boolean cancelRequested) {
 
   /** How much of a cell's events were stored: the characters of output per channel, and its callback events. */
   record Sent(Map<String, Long> outputChars, int callbackEvents) {

@@ -27,11 +27,13 @@ final class AnalysisRecords {
   static final String TAKE_OVER = "SELECT tenant_id, analysis_id FROM take_over_analyses($1, $2)";
   static final String HAND_OFF = "UPDATE analyses SET replica_id = NULL WHERE tenant_id = $1 AND id = $2"
       + " AND replica_id = $3 AND status = 'running'";
+  static final String REQUEST_CANCEL = "UPDATE analyses SET cancel_requested = true WHERE tenant_id = $1 AND id = $2"
+      + " AND status = 'running'";
   static final String SET_DEADLINE = "UPDATE analyses SET deadline_at = $3 WHERE tenant_id = $1 AND id = $2";
   static final String INSERT_CALLBACKS = "INSERT INTO analysis_callbacks (tenant_id, analysis_id, step, ordinal,"
       + " kind, digest, outcome, usage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
-  private static final String ANALYSIS = "SELECT preload, follows, moves, deadline_at FROM analyses"
+  private static final String ANALYSIS = "SELECT question, scope, budgets, preload, follows, moves, deadline_at, cancel_requested FROM analyses"
       + " WHERE tenant_id = $1 AND id = $2";
   private static final String EVENTS = "SELECT seq, type, body FROM analysis_events WHERE tenant_id = $1"
       + " AND analysis_id = $2 AND type IN ('started', 'model_turn', 'code', 'cell_result', 'answer', 'failed') ORDER BY seq";
@@ -85,6 +87,12 @@ final class AnalysisRecords {
         .map(rows -> rows.rowCount() > 0);
   }
 
+  /** Notes a cancel asked while no replica may hold the analysis: whoever takes it over ends it. */
+  Future<Void> requestCancel(UUID tenantId, UUID id) {
+    return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(REQUEST_CANCEL).execute(Tuple.of(tenantId, id)))
+        .mapEmpty();
+  }
+
   Future<Void> deadline(UUID tenantId, UUID id, Instant deadline) {
     return Database.inTenant(pool, tenantId, conn -> conn.preparedQuery(SET_DEADLINE)
         .execute(Tuple.of(tenantId, id, OffsetDateTime.ofInstant(deadline, java.time.ZoneOffset.UTC)))).mapEmpty();
@@ -122,7 +130,10 @@ final class AnalysisRecords {
     final UUID follows;
     final int moves;
     final Instant deadlineAt;
-    JsonObject started = new JsonObject();
+    final boolean cancelRequested;
+    /** What the row says was asked: the record's {@code started} event when none was stored. */
+    final JsonObject asked;
+    JsonObject started;
     final List<ModelTurn> turns = new ArrayList<>();
     final Map<Integer, String> codes = new HashMap<>();
     final Map<Integer, JsonObject> results = new HashMap<>();
@@ -143,6 +154,14 @@ final class AnalysisRecords {
       this.moves = a.getInteger("moves");
       OffsetDateTime d = a.getOffsetDateTime("deadline_at");
       this.deadlineAt = d == null ? null : d.toInstant();
+      this.cancelRequested = Boolean.TRUE.equals(a.getBoolean("cancel_requested"));
+      io.vertx.core.json.JsonArray scope = new io.vertx.core.json.JsonArray();
+      UUID[] ids = a.getArrayOfUUIDs("scope");
+      if (ids != null) {
+        Arrays.stream(ids).map(UUID::toString).sorted().forEach(scope::add);
+      }
+      this.asked = new JsonObject().put("question", a.getString("question")).put("document_ids", scope)
+          .put("budgets", (JsonObject) a.getValue("budgets"));
     }
 
     void events(io.vertx.sqlclient.RowSet<Row> rows) {
@@ -189,8 +208,10 @@ final class AnalysisRecords {
       for (Integer s : steps) {
         sent.put(s, new AnalysisRecord.Sent(output.getOrDefault(s, Map.of()), callbackEvents.getOrDefault(s, 0)));
       }
-      return new AnalysisRecord(id, tenantId, started, preload, follows, moves, turns, codes, results,
-          AnalysisRecord.byStep(callbacks), sent, lastSeq, storedChars, lastAt, deadlineAt, terminal);
+      // Its replica died before its first event was stored (within the first batch's 50 ms): the row
+      // says what was asked (a chat client's earlier turns and instructions, only in the event, are lost).
+      return new AnalysisRecord(id, tenantId, started == null ? asked : started, preload, follows, moves, turns, codes, results,
+          AnalysisRecord.byStep(callbacks), sent, lastSeq, storedChars, lastAt, deadlineAt, terminal, cancelRequested);
     }
   }
 }

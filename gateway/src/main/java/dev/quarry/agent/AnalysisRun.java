@@ -115,7 +115,7 @@ final class AnalysisRun implements Runnable {
     cellDeadline = deadline;
     AnalysisOutcome end;
     try {
-      if (own != null) {
+      if (own != null && own.lastSeq() > 0) {
         live.emit(AnalysisEvent.MOVED, new JsonObject().put("moves", own.moves())
             .put("steps_to_rebuild", own.finishedCells())
             .put("note", "the analysis moved to another gateway replica (its replica stopped or handed it off);"
@@ -269,6 +269,13 @@ final class AnalysisRun implements Runnable {
         return Optional.of(cancelledEnd());
       }
       log.warn("analysis {}: no sandbox: {}", live.id(), e.toString());
+      if (rebuild != null && rebuild.own() != null
+          && (e instanceof SandboxCapacityExhausted || e instanceof SandboxQuotaExceeded)) {
+        // Taken over by a replica with no room for it (a drain moves its analyses onto the others):
+        // given back for another replica, or this one later, rather than failed.
+        live.handBackQuietly();
+        return Optional.of(cancelledEnd());
+      }
       if (e instanceof SandboxCapacityExhausted) {
         return failed("SandboxCapacityExhausted", e.getMessage());
       }
@@ -355,7 +362,7 @@ final class AnalysisRun implements Runnable {
       return budget("tokens", "the analysis used " + tokens + " of its " + budgets.tokens() + " tokens");
     }
     if (!deps.clock().instant().isBefore(deadline)) {
-      return budget("wall_time_ms", "the analysis ran out of its " + budgets.wallTimeMs() + " ms");
+      return budget("wall_time_ms", "the analysis ran out of its " + request.budgets().wallTimeMs() + " ms");
     }
     return Optional.empty();
   }
@@ -378,8 +385,23 @@ final class AnalysisRun implements Runnable {
       addCallbackTokens(recordedTurn.usage());
       return recordedTurn;
     }
-    // What the last turn did is stored while the model thinks, not beside the steps.
-    live.store();
+    // What the last turn did is stored before the model is asked: the write checks that this replica
+    // still holds the analysis, so one whose lease lapsed (a pause) learns it before paying for a turn.
+    live.flushed().await();
+    if (live.lostHold()) {
+      throw new ModelFailure("Cancelled", "the analysis was taken over by another replica");
+    }
+    // A follow-up's conversation carries every earlier analysis' turns and results: one that alone
+    // would take more than its tokens left is not sent, or a follow-up with a small budget would
+    // spend the earlier analyses' tokens again in one request. (Elsewhere the budget is checked
+    // before each turn, as it always was.)
+    long estimate = rebuild == null || rebuild.followedId() == null ? 0 : promptTokensEstimate();
+    long left = budgets.tokens() - promptTokens.get() - completionTokens.get();
+    if (estimate > 0 && estimate >= left) {
+      throw new ModelFailure("TokensExhausted", "the conversation so far is about " + estimate + " tokens ("
+          + BudgetedCallbacks.CHARS_PER_TOKEN + " characters a token), more than the " + Math.max(0, left)
+          + " left of this analysis' " + budgets.tokens() + " (budgets.tokens)");
+    }
     ChatCompletion reply;
     modelCall = Thread.currentThread();
     try {
@@ -405,6 +427,16 @@ final class AnalysisRun implements Runnable {
     return turn;
   }
 
+  /** The conversation's tokens, estimated from its JSON at {@link BudgetedCallbacks#CHARS_PER_TOKEN} characters a token. */
+  private long promptTokensEstimate() {
+    try {
+      return com.openai.core.ObjectMappers.jsonMapper().writeValueAsString(messages).length()
+          / BudgetedCallbacks.CHARS_PER_TOKEN;
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      return 0;
+    }
+  }
+
   /** How a model call that failed ends the analysis. */
   private AnalysisOutcome modelFailed(ModelFailure e) {
     if (live.cancelled() || e.type().equals("Cancelled")) {
@@ -412,6 +444,9 @@ final class AnalysisRun implements Runnable {
     }
     if (e.type().equals("OutOfTime")) {
       return new AnalysisOutcome.BudgetExhausted("wall_time_ms", e.getMessage());
+    }
+    if (e.type().equals("TokensExhausted")) {
+      return new AnalysisOutcome.BudgetExhausted("tokens", e.getMessage());
     }
     return new AnalysisOutcome.Failed(e.type(), e.getMessage());
   }
@@ -520,7 +555,10 @@ final class AnalysisRun implements Runnable {
   private Optional<AnalysisOutcome> rebuildCell(AnalysisRecord record, int step, String code, String callId) {
     JsonObject recordedResult = record.results().get(step);
     CellOptions defaults = deps.cellDefaults();
-    CellOptions options = new CellOptions(defaults.wallTimeMs(), defaults.maxOutputChars(),
+    // Within the analysis' own wall time: a cheap follow-up cannot make the gateway re-run an
+    // expensive cell for longer than it may run at all.
+    long left = Duration.between(deps.clock().instant(), deadline).toMillis();
+    CellOptions options = new CellOptions(Math.max(1, Math.min(defaults.wallTimeMs(), left)), defaults.maxOutputChars(),
         request.preload().stream().map(UUID::toString).toList());
     CellOutcome outcome;
     try {
@@ -709,6 +747,7 @@ final class AnalysisRun implements Runnable {
       log.warn("analysis {}: {}; its end here is not recorded", live.id(), lost.getMessage());
       deps.metrics().analysisHandedOff();
       deps.finished(live);
+      live.gone(new JsonObject().put("id", live.id().toString()).put("status", "running"));
       return;
     } catch (Exception e) {
       log.error("analysis {}: could not record its end", live.id(), e);

@@ -36,10 +36,17 @@ public final class AnalysisService {
       try {
         live.flushed().await();
         if (!live.lostHold()) {
-          service.handBack(live.tenantId(), live.id()).await();
+          service.handBack(live.tenantId(), live.id(), !live.handedBackQuietly()).await();
         }
         metrics.analysisHandedOff();
       } finally {
+        JsonObject now;
+        try {
+          now = store.get(live.tenantId(), live.id()).await().orElse(null);
+        } catch (RuntimeException e) {
+          now = null;
+        }
+        live.gone(now != null ? now : new JsonObject().put("id", live.id().toString()).put("status", "running"));
         finished(live);
       }
     }
@@ -87,6 +94,8 @@ public final class AnalysisService {
   /** How many replicas are live: a drain hands its analyses off only when another one is. */
   private volatile java.util.function.IntSupplier liveReplicas = () -> 1;
   private volatile boolean draining;
+  /** Take-overs that failed here, per analysis (a fourth is not handed back again). */
+  private final Map<UUID, Integer> takeOverFailures = new ConcurrentHashMap<>();
 
   /**
    * @param callbacks what each analysis' sandbox may call (search, documents, llm()), and the tenants'
@@ -258,8 +267,16 @@ public final class AnalysisService {
     return records.takeOver(me, TAKE_AT_ONCE).map(taken -> {
       for (AnalysisRecords.Taken t : taken) {
         resume(t.tenantId(), t.id()).onFailure(e -> {
-          log.warn("analysis {}: taking it over failed, handing it back: {}", t.id(), e.toString());
-          handBack(t.tenantId(), t.id());
+          // Handed back for another try, at most three times here: a take-over that fails the same way
+          // each time must not spin (it stays held by this replica, unrun, until this replica stops).
+          int failures = takeOverFailures.merge(t.id(), 1, Integer::sum);
+          if (failures <= 3) {
+            log.warn("analysis {}: taking it over failed ({} of 3), handing it back: {}", t.id(), failures, e.toString());
+            handBack(t.tenantId(), t.id());
+          } else {
+            log.error("analysis {}: taking it over failed {} times; left held by this replica, unrun", t.id(),
+                failures, e);
+          }
         });
       }
       return taken.size();
@@ -295,14 +312,25 @@ public final class AnalysisService {
               permit.close();
             })
             .map(v -> {
+              AnalysisRun run;
+              try {
+                run = new AnalysisRun(deps, live, AnalysisRecords.request(own), new Rebuild(before, own));
+              } catch (RuntimeException e) {
+                // Nothing registered yet: the place and the drain's work item go back with the failure.
+                end.run();
+                permit.close();
+                throw e;
+              }
               releases.put(id, permit);
               running.put(id, live);
               work.put(id, end);
               deps.metrics().analysisTakenOver(System.nanoTime() - noticed);
               log.info("analysis {}: taken over (move {}), rebuilding {} cells of its own and {} earlier analyses",
                   id, own.moves(), own.finishedCells(), before.size());
-              Thread.ofVirtual().name("analysis-" + id).start(new AnalysisRun(deps, live, AnalysisRecords.request(own),
-                  new Rebuild(before, own)));
+              if (own.cancelRequested()) {
+                live.cancel();
+              }
+              Thread.ofVirtual().name("analysis-" + id).start(run);
               return null;
             });
       }));
@@ -311,12 +339,17 @@ public final class AnalysisService {
 
   /** Lets go of an analysis this replica holds, and tells every replica so that one takes it at once. */
   Future<Void> handBack(UUID tenantId, UUID id) {
+    return handBack(tenantId, id, true);
+  }
+
+  /** As above; {@code announce} false leaves it to whichever replica looks next (every 2 s). */
+  Future<Void> handBack(UUID tenantId, UUID id, boolean announce) {
     UUID me = replica;
     if (me == null) {
       return Future.succeededFuture();
     }
     return records.handOff(tenantId, id, me)
-        .compose(done -> done ? deps.store().announce(CHANNEL, HANDED_OFF + " " + tenantId + " " + id)
+        .compose(done -> done && announce ? deps.store().announce(CHANNEL, HANDED_OFF + " " + tenantId + " " + id)
             : Future.succeededFuture())
         .onFailure(e -> log.warn("analysis {}: handing it off failed (it is taken over once this replica's lease"
             + " lapses): {}", id, e.toString()));
@@ -455,8 +488,11 @@ public final class AnalysisService {
       if (!"running".equals(status)) {
         return Future.succeededFuture(Optional.of(status));
       }
-      // It may have started here since the first look, or run on another replica: both hear this.
-      return deps.store().announce(CHANNEL, CANCEL + " " + tenantId + " " + id).map(v -> Optional.of(status));
+      // It may have started here since the first look, or run on another replica: both hear this. It
+      // may also be held by nobody (its replica died, not yet taken over): the record says so too.
+      return records.requestCancel(tenantId, id)
+          .compose(v -> deps.store().announce(CHANNEL, CANCEL + " " + tenantId + " " + id))
+          .map(v -> Optional.of(status));
     });
   }
 

@@ -154,8 +154,11 @@ public final class AnalysisStore {
             .addValue(outcome.status()).addValue(outcome.errorType()).addValue(outcome.errorMessage())
             .addValue(outcome.answer()).addValue(outcome.program()).addValue(outcome.citations())
             .addValue(outcome.usage()).addValue(holder))
-        .compose(rows -> rows.rowCount() == 0 && holder != null ? Future.failedFuture(new LostHold(id))
-            : Future.<Void>succeededFuture());
+        .compose(rows -> rows.rowCount() > 0 || holder == null ? Future.<Void>succeededFuture()
+            // Not updated: held by another replica now (LostHold), or gone (its tenant deleted), as before.
+            : run(tenantId, HELD_BY, Tuple.of(tenantId, id, holder)).compose(held -> held.size() > 0
+                && !Boolean.TRUE.equals(held.iterator().next().getBoolean("held"))
+                ? Future.failedFuture(new LostHold(id)) : Future.<Void>succeededFuture()));
   }
 
   /**
@@ -236,7 +239,8 @@ public final class AnalysisStore {
     return durably(() -> Database.<Void>inTenant(pool, tenantId, conn -> {
       Future<?> done = holder == null ? Future.succeededFuture()
           : conn.preparedQuery(HELD_BY).execute(Tuple.of(tenantId, analysisId, holder)).compose(rows ->
-              rows.size() > 0 && Boolean.TRUE.equals(rows.iterator().next().getBoolean("held"))
+              // No row: its tenant is being deleted, and the writes fail (or not) as they did before.
+              rows.size() == 0 || Boolean.TRUE.equals(rows.iterator().next().getBoolean("held"))
                   ? Future.succeededFuture() : Future.failedFuture(new LostHold(analysisId)));
       if (!events.isEmpty()) {
         // Announced in the same transaction: followers on other replicas hear it when it is visible.

@@ -61,12 +61,18 @@ public final class LiveAnalysis {
   /** The first write that failed: the analysis' record is incomplete. */
   private volatile Throwable writeFailure;
   private long nextSeq = 1;
+  /** How many of {@link #events} were handed to the listeners (those stored, in order). */
+  private int delivered;
+  /** What to do when the analysis goes on elsewhere (handed off, or taken over from under it). */
+  private final List<Runnable> onGone = new ArrayList<>();
+  private boolean gone;
   /** The seq of the first event this process holds: earlier ones were stored by a replica that ran it before. */
   private final long firstSeq;
   /** The replica that holds it (each write checks it still does); null: not checked. */
   private final UUID holder;
   /** Set when this replica lets go of the analysis for another to take over (it drains). */
   private volatile boolean handedOff;
+  private volatile boolean quietly;
   /** Set when a write found another replica holding it: nothing more is written, nothing handed back. */
   private volatile boolean lostHold;
   private volatile boolean cancelled;
@@ -115,9 +121,10 @@ public final class LiveAnalysis {
   }
 
   /**
-   * Appends an event and hands it to every listener at once; it is written within {@value
-   * #LINGER_MS} ms with the events that come meanwhile (at once once {@value #HELD_EVENTS} wait, or
-   * at the loop's next {@link #store()}).
+   * Appends an event; it is written within {@value #LINGER_MS} ms with the events that come
+   * meanwhile (at once once {@value #HELD_EVENTS} wait, or at the loop's next {@link #store()}), and
+   * handed to the listeners once it is stored: what a follower was sent is in the record, so a
+   * replica that takes the analysis over goes on from exactly what its followers saw.
    */
   synchronized AnalysisEvent emit(String type, JsonObject data) {
     if (capped && CAPPED_TYPES.contains(type)) {
@@ -148,10 +155,18 @@ public final class LiveAnalysis {
       lingering = true;
       LINGER.schedule(this::lingered, LINGER_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
-    for (Consumer<AnalysisEvent> listener : List.copyOf(listeners)) {
-      listener.accept(event);
-    }
     return event;
+  }
+
+  /** Hands the events up to index {@code upTo} to the listeners, in order. Called with the lock held. */
+  private void deliver(int upTo) {
+    List<Consumer<AnalysisEvent>> now = List.copyOf(listeners);
+    while (delivered < upTo) {
+      AnalysisEvent event = events.get(delivered++);
+      for (Consumer<AnalysisEvent> listener : now) {
+        listener.accept(event);
+      }
+    }
   }
 
   private synchronized void lingered() {
@@ -215,15 +230,17 @@ public final class LiveAnalysis {
     unwrittenSteps = new ArrayList<>();
     unwrittenCallbacks = new ArrayList<>();
     unwrittenUsage = null;
+    int upTo = events.size();
     writes = store.progress(tenantId, id, holder, batch, callbacks, steps, usage)
         .onFailure(e -> {
           if (e instanceof AnalysisStore.LostHold) {
-            // Another replica carries it on: this one stops, writing nothing more (its end included).
+            // Another replica carries it on: this one stops, writing (and sending) nothing more.
             log.warn("analysis {}: {}; stopping it here", id, e.getMessage());
             lostHold = true;
             handOff();
             return;
           }
+          // Not stored, but sent: a stream must not hang on a record that cannot be written.
           if (writeFailure == null) {
             writeFailure = e;
           }
@@ -233,6 +250,9 @@ public final class LiveAnalysis {
         .otherwiseEmpty()
         .compose(v -> {
           synchronized (this) {
+            if (!lostHold) {
+              deliver(upTo);
+            }
             writing = false;
             Future<Void> before = writes;
             writeIfWanted();
@@ -267,7 +287,8 @@ public final class LiveAnalysis {
    * Returns what stops listening.
    */
   public synchronized Runnable listen(long afterSeq, Consumer<AnalysisEvent> listener) {
-    for (AnalysisEvent e : events) {
+    for (int i = 0; i < delivered; i++) {
+      AnalysisEvent e = events.get(i);
       if (e.seq() > afterSeq) {
         listener.accept(e);
       }
@@ -278,6 +299,45 @@ public final class LiveAnalysis {
         listeners.remove(listener);
       }
     };
+  }
+
+  /**
+   * Runs {@code action} when the analysis stops here to go on on another replica (at once if it has):
+   * a stream following it here ends without a terminal event, for its client to follow it elsewhere.
+   * Returns what unregisters it.
+   */
+  public synchronized Runnable onGone(Runnable action) {
+    if (gone) {
+      action.run();
+      return () -> { };
+    }
+    onGone.add(action);
+    return () -> {
+      synchronized (this) {
+        onGone.remove(action);
+      }
+    };
+  }
+
+  /**
+   * The analysis goes on elsewhere: the streams following it here end, and whoever waits for its end
+   * here gets {@code record} (as stored now, still running).
+   */
+  void gone(JsonObject record) {
+    List<Runnable> actions;
+    synchronized (this) {
+      gone = true;
+      actions = List.copyOf(onGone);
+      onGone.clear();
+    }
+    for (Runnable action : actions) {
+      try {
+        action.run();
+      } catch (RuntimeException e) {
+        log.warn("analysis {}: ending a stream that followed it here failed: {}", id, e.toString());
+      }
+    }
+    finished.tryComplete(record);
   }
 
   /** The finished analysis as GET /v1/analyses/{id} shows it, once it is all stored. */
@@ -310,6 +370,20 @@ public final class LiveAnalysis {
   public void handOff() {
     handedOff = true;
     cancel();
+  }
+
+  /**
+   * As {@link #handOff}, without telling the other replicas to take it at once: a replica that took
+   * it over but has no room for its sandbox gives it back for whichever replica looks next (every 2 s).
+   */
+  void handBackQuietly() {
+    quietly = true;
+    handOff();
+  }
+
+  /** Whether it was handed back without announcing it. */
+  boolean handedBackQuietly() {
+    return quietly;
   }
 
   boolean handedOff() {

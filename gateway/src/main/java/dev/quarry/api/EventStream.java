@@ -163,6 +163,20 @@ final class EventStream {
     });
     if (ended.get()) {
       stop[0].run();
+      return;
     }
+    // The analysis goes on on another replica (this one drains, or lost its lease): the stream ends
+    // without its terminal event, and the client follows it on any replica with Last-Event-ID.
+    Runnable unregister = live.onGone(() -> {
+      if (ended.compareAndSet(false, true)) {
+        slow[0].stop();
+        stop[0].run();
+        if (!response.ended() && !response.closed()) {
+          response.end();
+        }
+        stop0.run();
+      }
+    });
+    response.endHandler(v -> unregister.run());
   }
 }

@@ -156,7 +156,11 @@ public final class GatewayCluster implements AutoCloseable {
         for (int i = 0; i < replicas; i++) {
           cluster.replicas.add(cluster.new Replica(i));
         }
-        for (Replica r : cluster.replicas) {
+        // The first replica migrates the new database alone (replicas migrating one empty database at
+        // once can race on creating the same table); the others start once it is ready.
+        cluster.replicas.get(0).start();
+        cluster.replicas.get(0).awaitReady();
+        for (Replica r : cluster.replicas.subList(1, cluster.replicas.size())) {
           r.start();
         }
         for (Replica r : cluster.replicas) {
