@@ -19,6 +19,9 @@ ALTER TABLE analyses
   ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false;
 
 CREATE INDEX analyses_running ON analyses (replica_id) WHERE status = 'running';
+-- The answered analysis whose answer a chat client sends back as its assistant turn (the
+-- OpenAI-compatible endpoint continues it).
+CREATE INDEX analyses_answers ON analyses (tenant_id, md5(answer)) WHERE status = 'succeeded';
 
 -- What each callback of a cell answered, so that a rebuild answers it again without calling (and
 -- paying) again: the call's kind and a digest of its whole arguments (to tell the call it answers),

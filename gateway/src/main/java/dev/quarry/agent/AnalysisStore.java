@@ -128,6 +128,15 @@ public final class AnalysisStore {
     this.pool = pool;
   }
 
+  static final String ANSWERED_WITH = "SELECT id FROM analyses WHERE tenant_id = $1 AND status = 'succeeded'"
+      + " AND md5(answer) = md5($2) AND answer = $2 ORDER BY created_at DESC LIMIT 1";
+
+  /** The tenant's latest answered analysis whose answer is exactly {@code answer}, if any. */
+  public Future<Optional<UUID>> answeredWith(UUID tenantId, String answer) {
+    return run(tenantId, ANSWERED_WITH, Tuple.of(tenantId, answer))
+        .map(rows -> rows.size() == 0 ? Optional.<UUID>empty() : Optional.of(rows.iterator().next().getUUID("id")));
+  }
+
   Pool pool() {
     return pool;
   }

@@ -119,6 +119,26 @@ final class AnalysisRoutes {
         .onFailure(e -> ctx.fail(refusal(e)));
   }
 
+  /**
+   * Asks {@code request}'s question as a follow-up of {@code follows} (its documents, its rebuilt
+   * state); a fresh analysis of {@code request} when {@code follows} is null, or, with
+   * {@code orFresh}, when it cannot take one (not answered, its chain full). Fails 404 when the tenant
+   * has no analysis {@code follows}.
+   */
+  Future<LiveAnalysis> startOrFollow(UUID tenant, AnalysisRequest request, UUID follows, boolean orFresh) {
+    if (follows == null) {
+      return start(tenant, request);
+    }
+    return analyses.followUp(tenant, follows, request.question(), request.budgets())
+        .recover(e -> orFresh && e instanceof AnalysisService.AnalysisRefused r
+            && (r.reason() == AnalysisService.AnalysisRefused.Reason.NOT_ANSWERED
+                || r.reason() == AnalysisService.AnalysisRefused.Reason.FOLLOW_UPS_EXHAUSTED)
+            ? analyses.start(tenant, request).map(java.util.Optional::of) : Future.failedFuture(e))
+        .compose(found -> found.isPresent() ? Future.succeededFuture(found.get())
+            : Future.<LiveAnalysis>failedFuture(missing(follows)))
+        .recover(e -> Future.failedFuture(refusal(e)));
+  }
+
   /** Starts an analysis as the tenant's quotas allow (the service asks them). */
   Future<LiveAnalysis> start(UUID tenant, AnalysisRequest request) {
     return analyses.start(tenant, request).recover(e -> Future.failedFuture(refusal(e)));

@@ -106,6 +106,8 @@ final class McpTools {
         schema(Map.of(
             "question", Map.of("type", "string"),
             "document_ids", ids("only these documents"),
+            "follows", Map.of("type", "string", "description", "the analysis_id of an earlier answer to follow up:"
+                + " the question goes on from it, with its documents, and its code finds the earlier code's variables"),
             "budgets", Map.of("type", "object", "description",
                 "any of model_turns, wall_time_ms, tokens, execute_code_calls, search_calls, llm_calls, list_documents_calls")),
             List.of("question")),
@@ -302,7 +304,18 @@ final class McpTools {
       Map<String, Object> args) {
     JsonObject a = new JsonObject(args);
     AnalysisRequest request;
+    UUID follows = null;
     try {
+      Object followed = a.getValue("follows");
+      if (followed != null) {
+        String raw = String.valueOf(followed);
+        try {
+          follows = Requests.documentId(raw);
+        } catch (ApiError e) {
+          throw new ToolError("argument 'follows' must be an analysis_id (a UUID), got '"
+              + raw.substring(0, Math.min(40, raw.length())) + "'");
+        }
+      }
       if (!(a.getValue("question") instanceof String question)) {
         throw new ToolError("argument 'question' must be a non-empty string");
       }
@@ -317,6 +330,7 @@ final class McpTools {
       return Mono.just(error(e.getMessage()));
     }
     UUID tenant = (UUID) exchange.transportContext().get(McpTransport.TENANT);
+    UUID followsId = follows;
     Object token = call.meta() == null ? null : call.meta().get("progressToken");
     return Mono.<McpSchema.CallToolResult>create(sink -> {
       LiveAnalysis[] running = new LiveAnalysis[1];
@@ -335,18 +349,25 @@ final class McpTools {
           }
         });
       }
-      analyses.start(tenant, request).onFailure(e -> sink.success(error(e instanceof ApiError api ? api.getMessage()
+      analyses.startOrFollow(tenant, request, followsId, false).onFailure(e -> sink.success(error(e instanceof ApiError api ? api.getMessage()
           : "the analysis could not start: " + e.getMessage()))).onSuccess(live -> {
             running[0] = live;
             if (gone instanceof Future<?> left && left.isComplete()) {
               live.cancel();
             }
             if (token != null) {
+              // One notification after another: events come in stored batches, and notifications sent
+              // at once could reach the client out of order.
+              java.util.concurrent.atomic.AtomicReference<Mono<Void>> last =
+                  new java.util.concurrent.atomic.AtomicReference<>(Mono.empty());
               live.listen(0, event -> {
                 String message = progress(event);
                 if (message != null) {
-                  exchange.progressNotification(new McpSchema.ProgressNotification(token, (double) event.seq(), null,
-                      message)).subscribe(null, e -> {});
+                  Mono<Void> next = last.get().then(Mono.defer(() -> exchange.progressNotification(
+                      new McpSchema.ProgressNotification(token, (double) event.seq(), null, message))))
+                      .onErrorResume(e -> Mono.empty()).cache();
+                  last.set(next);
+                  next.subscribe(null, e -> { });
                 }
               });
             }

@@ -5,6 +5,7 @@ import dev.quarry.agent.AnalysisEvent;
 import dev.quarry.agent.AnalysisRequest;
 import dev.quarry.agent.LiveAnalysis;
 import dev.quarry.sandbox.Scope;
+import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
@@ -96,7 +97,14 @@ final class OpenAiRoutes {
   private void complete(RoutingContext ctx) {
     JsonObject body = Requests.jsonObject(ctx.body().buffer());
     Chat chat = chat(body);
-    analyses.start(ApiRoutes.tenant(ctx), chat.request())
+    UUID tenant = ApiRoutes.tenant(ctx);
+    // A conversation whose last assistant turn is an answer of this tenant's goes on from that
+    // analysis (its variables rebuilt); otherwise the earlier turns are context for a fresh one.
+    List<AnalysisRequest.Turn> earlier = chat.request().conversation();
+    Future<java.util.Optional<UUID>> follows = earlier.isEmpty() || !earlier.getLast().role().equals("assistant")
+        ? Future.succeededFuture(java.util.Optional.empty())
+        : analyses.service().store().answeredWith(tenant, earlier.getLast().text());
+    follows.compose(f -> analyses.startOrFollow(tenant, chat.request(), f.orElse(null), true))
         .onSuccess(live -> {
           if (chat.stream()) {
             stream(ctx, live, chat.includeUsage());

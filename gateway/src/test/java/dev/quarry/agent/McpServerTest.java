@@ -103,6 +103,23 @@ class McpServerTest {
   }
 
   @Test
+  @DisplayName("ask with follows goes on from an earlier answer: its code finds the earlier code's variables")
+  void askFollowsUp() {
+    h.model.then(execute("kept = 'from the first question'"), answer("Kept.", "kept = 'from the first question'"));
+    var first = call(client, "ask", Map.of("question", "Keep something?"));
+    assertThat(first.isError()).isNotEqualTo(true);
+    String id = structured(first).getString("analysis_id");
+    h.model.then(execute("print(kept)"), answer("It was kept.", "print('from the first question')"));
+    var next = call(client, "ask", Map.of("question", "What was kept?", "follows", id));
+    assertThat(next.isError()).as(text(next)).isNotEqualTo(true);
+    JsonObject stored = h.get("/v1/analyses/" + structured(next).getString("analysis_id")).bodyAsJsonObject();
+    assertThat(stored.getString("follows")).isEqualTo(id);
+    assertThat(stored.getJsonArray("steps").getJsonObject(0).getJsonObject("result").getString("stdout"))
+        .isEqualTo("from the first question\n");
+    assertThat(h.model.requests()).as("the first question's turns are not asked again").hasSize(4);
+  }
+
+  @Test
   @DisplayName("search, list and read answer what the REST API answers, for the caller's tenant only")
   void knowledgeBase() throws Exception {
     var hits = call(client, "search", Map.of("query", "duck feathers", "limit", 3));
@@ -179,6 +196,8 @@ class McpServerTest {
         Map.entry("list_documents", Map.of("cursor", "not-a-cursor")),
         Map.entry("run_code", Map.of("code", "")),
         Map.entry("ask", Map.of("question", "  ")),
+        Map.entry("ask", Map.of("question", "q", "follows", "not-an-id")),
+        Map.entry("ask", Map.of("question", "q", "follows", UUID.randomUUID().toString())),
         Map.entry("ask", Map.of("question", "q", "budgets", Map.of("model_turns", -1))))) {
       var result = call(client, bad.getKey(), bad.getValue());
       assertThat(result.isError()).as(bad.toString()).isTrue();

@@ -133,6 +133,27 @@ class OpenAiEndpointTest {
   }
 
   @Test
+  @DisplayName("a conversation whose last assistant turn is an analysis' answer goes on from that analysis: its"
+      + " code finds the earlier variables, its turns are not asked again")
+  void continuesTheAnalysisItsAnswerCameFrom() {
+    String said = "The total is 42 (" + java.util.UUID.randomUUID() + ").";
+    h.model.then(execute("total = 40 + 2\nprint(total)"), answer(said, "total = 40 + 2\nprint(total)"));
+    ChatCompletion first = client.chat().completions().create(ask("What is the total?").build());
+    String firstId = extra(first._additionalProperties(), "quarry").getString("analysis_id");
+    h.model.then(execute("print(total + 1)"), answer("One more is 43.", "print(42 + 1)"));
+    ChatCompletion next = client.chat().completions().create(ask("What is the total?")
+        .addAssistantMessage(said).addUserMessage("And one more?").build());
+    assertThat(next.choices().get(0).message().content()).hasValue("One more is 43.");
+    String id = extra(next._additionalProperties(), "quarry").getString("analysis_id");
+    JsonObject analysis = h.get("/v1/analyses/" + id).bodyAsJsonObject();
+    assertThat(analysis.getString("follows")).isEqualTo(firstId);
+    assertThat(analysis.getString("question")).isEqualTo("And one more?");
+    assertThat(analysis.getJsonArray("steps").getJsonObject(0).getJsonObject("result").getString("stdout"))
+        .isEqualTo("43\n");
+    assertThat(h.model.requests()).as("two turns each; the first analysis' not asked again").hasSize(4);
+  }
+
+  @Test
   @DisplayName("streamed: progress as reasoning_content as it happens, then the answer, usage, and [DONE]")
   void streaming() {
     h.model.then(execute("print('cell says hi')"), answer("The answer.", "print('cell says hi')"));
