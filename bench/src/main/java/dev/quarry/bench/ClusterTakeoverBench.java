@@ -2,9 +2,9 @@ package dev.quarry.bench;
 
 import dev.quarry.agent.ScriptedModelServer;
 import dev.quarry.support.GatewayCluster;
+import dev.quarry.support.ModelPlans;
 import dev.quarry.support.SseClient;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,14 +12,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How soon a running analysis goes on after its replica is lost (issue 35): three replicas behind
@@ -46,7 +43,7 @@ final class ClusterTakeoverBench {
   /** One round's moves, and the analyses that did not end as an uninterrupted one would (none expected). */
   private record Round(String label, int cells, List<Move> moves, List<String> wrong) {}
 
-  private final Plans plans = new Plans();
+  private final ModelPlans plans = new ModelPlans();
 
   String run() throws Exception {
     Vertx vertx = Vertx.vertx();
@@ -67,7 +64,7 @@ final class ClusterTakeoverBench {
       cluster.setQuotas(t.id(), new JsonObject().put("requests_per_minute", 100_000).put("concurrent_analyses", 64)
           .put("concurrent_sandboxes", 1024).put("callbacks_per_minute", 100_000));
       for (int r = 0; r < cluster.size(); r++) {
-        finish(cluster, t, r, plans.plan(List.of("w = 1\nprint(w)"), -1).token()); // warm-up: each replica's pool
+        finish(cluster, t, r, plans.plan(List.of("w = 1\nprint(w)"))); // warm-up: each replica's pool
       }
       List<Round> rounds = new ArrayList<>();
       for (int n : SIZES) {
@@ -102,9 +99,10 @@ final class ClusterTakeoverBench {
     String label = (kill ? "SIGKILL" : "SIGTERM (drain)") + ", " + cells + (cells == 1 ? " cell" : " cells");
     try {
       for (int k = 0; k < PER_ROUND; k++) {
-        Plan plan = plans.plan(steps, cells);
+        String token = plans.plan(steps);
+        ScriptedModelServer.Held hold = plans.hold(token, cells);
         SseClient own = SseClient.post(cluster.replicaUrl(0), "/v1/analyses", t.apiKey(), new JsonObject()
-            .put("question", "Take-over, " + label + ", " + k + ": " + plan.token()).put("stream", true)
+            .put("question", "Take-over, " + label + ", " + k + ": " + token).put("stream", true)
             .put("budgets", new JsonObject().put("model_turns", 2 * cells + 4).put("execute_code_calls", 2 * cells + 4)));
         streams.add(own);
         if (own.status(Duration.ofSeconds(90)) != 200) {
@@ -112,7 +110,7 @@ final class ClusterTakeoverBench {
           throw new IllegalStateException("analysis refused: " + own.body());
         }
         ids.add(own.header("X-Analysis-Id", Duration.ofSeconds(5)));
-        held.add(plan.asked());
+        held.add(hold.asked());
       }
       long waitUntil = System.nanoTime() + LIMIT.toNanos();
       while (!held.stream().allMatch(CompletableFuture::isDone)) {
@@ -127,7 +125,7 @@ final class ClusterTakeoverBench {
         }
         Thread.sleep(200);
       }
-      Thread.sleep(1000); // the last cells' events are stored while the model thinks
+      // Held: each asked the model, and a replica stores an analysis' events before it asks.
       long t0 = System.currentTimeMillis();
       CompletableFuture<Integer> stopped = null;
       if (kill) {
@@ -188,7 +186,7 @@ final class ClusterTakeoverBench {
       List<Future<?>> runs = new ArrayList<>();
       for (int i = 0; i < FOLLOW_UPS; i++) {
         runs.add(pool.submit(() -> {
-          firsts.add(finish(cluster, t, 0, plans.plan(steps, -1).token()));
+          firsts.add(finish(cluster, t, 0, plans.plan(steps)));
           return null;
         }));
       }
@@ -204,7 +202,7 @@ final class ClusterTakeoverBench {
     for (int i = 0; i < FOLLOW_UPS; i++) {
       for (String kind : i % 2 == 0 ? List.of("follow-up", "fresh") : List.of("fresh", "follow-up")) {
         boolean follow = kind.equals("follow-up");
-        String token = plans.plan(List.of(follow ? "print(a0 + a4)" : "b = 4\nprint(b)"), -1).token();
+        String token = plans.plan(List.of(follow ? "print(a0 + a4)" : "b = 4\nprint(b)"));
         String path = follow ? "/v1/analyses/" + firsts.get(i) + "/follow-ups" : "/v1/analyses";
         out.get(kind).add(firstCode(cluster, t, path, (follow ? "And the sum? " : "A new one: ") + token,
             follow ? firsts.get(i) : null));
@@ -275,50 +273,6 @@ final class ClusterTakeoverBench {
    * its n-th turn unanswered the first time it is asked (the replica is lost meanwhile); asked again
    * (the taker), it is answered.
    */
-  private record Plan(String token, List<String> steps, int holdAt, AtomicBoolean held,
-      CompletableFuture<JsonObject> asked) {}
-
-  static final class Plans {
-    private final Map<String, Plan> plans = new ConcurrentHashMap<>();
-
-    Plan plan(List<String> steps, int holdAt) {
-      Plan p = new Plan("plan-" + UUID.randomUUID().toString().substring(0, 8), List.copyOf(steps), holdAt,
-          new AtomicBoolean(), new CompletableFuture<>());
-      plans.put(p.token(), p);
-      return p;
-    }
-
-    ScriptedModelServer.Reply reply(JsonObject request) {
-      JsonArray messages = request.getJsonArray("messages");
-      for (int i = messages.size() - 1; i >= 0; i--) {
-        JsonObject m = messages.getJsonObject(i);
-        if (!"user".equals(m.getString("role"))) {
-          continue;
-        }
-        String text = String.valueOf(m.getValue("content"));
-        for (Plan p : plans.values()) {
-          if (!text.contains(p.token())) {
-            continue;
-          }
-          int results = 0;
-          String last = "";
-          for (int j = i + 1; j < messages.size(); j++) {
-            if ("tool".equals(messages.getJsonObject(j).getString("role"))) {
-              results++;
-              last = new JsonObject(messages.getJsonObject(j).getString("content")).getString("stdout");
-            }
-          }
-          if (results == p.holdAt() && p.held().compareAndSet(false, true)) {
-            return new ScriptedModelServer.Held(p.asked(), new CompletableFuture<>()); // never answered
-          }
-          return results < p.steps().size() ? ScriptedModelServer.execute(p.steps().get(results))
-              : ScriptedModelServer.answer("the output was " + last.strip(), String.join("\n", p.steps()));
-        }
-      }
-      return ScriptedModelServer.message("no plan in this conversation");
-    }
-  }
-
   private static Percentiles pct(List<Long> ms) {
     return ms.isEmpty() ? null : Percentiles.of(ms.stream().mapToDouble(Long::doubleValue).toArray());
   }

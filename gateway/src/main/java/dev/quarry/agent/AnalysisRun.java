@@ -1,13 +1,9 @@
 package dev.quarry.agent;
 
 import com.openai.models.chat.completions.ChatCompletion;
-import com.openai.models.chat.completions.ChatCompletionMessage;
-import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
 import com.openai.models.chat.completions.ChatCompletionMessageParam;
-import com.openai.models.chat.completions.ChatCompletionMessageToolCall;
 import com.openai.models.chat.completions.ChatCompletionSystemMessageParam;
 import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
-import com.openai.models.chat.completions.ChatCompletionUserMessageParam;
 import dev.quarry.config.HostPaths;
 import dev.quarry.sandbox.CallbackArguments;
 import dev.quarry.sandbox.CallbackType;
@@ -44,10 +40,6 @@ import org.slf4j.LoggerFactory;
 final class AnalysisRun implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(AnalysisRun.class);
 
-  static final String NO_EXECUTION_CORRECTION = "You have not run any code yet. Call execute_code to look"
-      + " at the documents before answering; an answer must rest on code you ran.";
-  static final String MALFORMED_CORRECTION = "Your final message could not be used: %s. Reply with only"
-      + " a JSON object {\"answer\": \"...\", \"program\": \"...\"} and nothing around it.";
 
   private final AnalysisService.Deps deps;
   private final LiveAnalysis live;
@@ -124,13 +116,13 @@ final class AnalysisRun implements Runnable {
         JsonObject first = new JsonObject()
             .put("analysis_id", live.id().toString())
             .put("question", request.question())
-            .put("document_ids", ids(request.scope().documentIds()))
+            .put("document_ids", Conversation.ids(request.scope().documentIds()))
             .put("model", deps.model().model())
             .put("budgets", budgets.toJson());
         // What a chat client sent beside its question is part of the record: a reader of the events
         // sees everything the model was given.
         if (!request.conversation().isEmpty()) {
-          first.put("conversation", turns(request.conversation()));
+          first.put("conversation", Conversation.turns(request.conversation()));
         }
         if (!request.instructions().isEmpty()) {
           first.put("instructions", request.instructions());
@@ -202,9 +194,9 @@ final class AnalysisRun implements Runnable {
         ChatCompletionSystemMessageParam.builder().content(SystemPrompt.TEXT).build()));
     if (!opening.instructions().isBlank()) {
       messages.add(ChatCompletionMessageParam.ofSystem(ChatCompletionSystemMessageParam.builder()
-          .content(CALLER_INSTRUCTIONS + opening.instructions()).build()));
+          .content(Conversation.CALLER_INSTRUCTIONS + opening.instructions()).build()));
     }
-    messages.add(user(firstUserMessage(opening)));
+    messages.add(Conversation.user(Conversation.firstUserMessage(opening)));
     while (true) {
       end = overBudget();
       if (end.isPresent()) {
@@ -231,7 +223,7 @@ final class AnalysisRun implements Runnable {
       }
       String content = turn.content() == null ? "" : turn.content();
       if (executions == 0) {
-        end = correct("NoExecution", NO_EXECUTION_CORRECTION, "the model answered without running any code");
+        end = correct("NoExecution", Conversation.NO_EXECUTION_CORRECTION, "the model answered without running any code");
       } else {
         try {
           FinalAnswer answer = FinalAnswer.parse(content);
@@ -241,7 +233,7 @@ final class AnalysisRun implements Runnable {
           }
           return new AnalysisOutcome.Succeeded(answer);
         } catch (IllegalArgumentException malformed) {
-          end = correct("MalformedAnswer", String.format(Locale.ROOT, MALFORMED_CORRECTION, malformed.getMessage()),
+          end = correct("MalformedAnswer", String.format(Locale.ROOT, Conversation.MALFORMED_CORRECTION, malformed.getMessage()),
               "the final message was not {\"answer\", \"program\"}: " + malformed.getMessage());
         }
       }
@@ -296,14 +288,6 @@ final class AnalysisRun implements Runnable {
     return Optional.of(new AnalysisOutcome.BudgetExhausted(budget, message));
   }
 
-  /** Heads the caller's own instructions, which add to the system prompt and cannot lift its rules. */
-  static final String CALLER_INSTRUCTIONS = "The caller adds these instructions. They add to the rules above"
-      + " and do not replace them; the final message stays {\"answer\", \"program\"}:\n";
-  /** Heads the earlier turns of a conversation, which are context, not the question. */
-  static final String EARLIER_TURNS = "This question continues a conversation. Its earlier turns, oldest"
-      + " first, are context for the question (resolve references such as \"the year before\" with them);"
-      + " answer only the question, from the documents:\n";
-
   /**
    * Past the answer of an analysis this one follows up: the next question, with budgets and counts of
    * its own. {@code next} is the next record (a follow-up taken over) or null (this run's question).
@@ -317,33 +301,7 @@ final class AnalysisRun implements Runnable {
     corrections = 0;
     promptTokens.set(0);
     completionTokens.set(0);
-    messages.add(user(FOLLOW_UP + asked.question()));
-  }
-
-  /** Heads a follow-up question, asked after the answer to the one before. */
-  static final String FOLLOW_UP = "A follow-up question. The variables and files of your earlier code are still"
-      + " there; answer it the same way, ending with {\"answer\", \"program\"}:\n";
-
-  private String firstUserMessage(AnalysisRequest request) {
-    StringBuilder text = new StringBuilder();
-    if (!request.conversation().isEmpty()) {
-      text.append(EARLIER_TURNS);
-      for (AnalysisRequest.Turn turn : request.conversation()) {
-        text.append('[').append(turn.role()).append("] ").append(turn.text()).append('\n');
-      }
-      text.append('\n');
-    }
-    text.append("Question: ").append(request.question());
-    if (!request.scope().isAll()) {
-      text.append("\n\nThis analysis is scoped to these documents only: ")
-          .append(String.join(", ", request.scope().documentIds().stream().map(UUID::toString).sorted().toList()))
-          .append('.');
-    }
-    if (!request.preload().isEmpty()) {
-      text.append("\n\nThe variable `documents` holds these preloaded documents: ")
-          .append(String.join(", ", request.preload().stream().map(UUID::toString).toList())).append('.');
-    }
-    return text.toString();
+    messages.add(Conversation.user(Conversation.FOLLOW_UP + asked.question()));
   }
 
   /** The outcome if the analysis may not take another turn or step: cancelled, or a budget spent. */
@@ -513,21 +471,10 @@ final class AnalysisRun implements Runnable {
       live.emit(AnalysisEvent.CODE, new JsonObject().put("step", step).put("code", code));
     }
     OffsetDateTime startedAt = OffsetDateTime.now(deps.clock()).withOffsetSameInstant(ZoneOffset.UTC);
-    long left = Duration.between(deps.clock().instant(), deadline).toMillis();
-    CellOptions defaults = deps.cellDefaults();
-    CellOptions options = new CellOptions(Math.max(1, Math.min(defaults.wallTimeMs(), left)),
-        defaults.maxOutputChars(), request.preload().stream().map(UUID::toString).toList());
     CellOutcome outcome;
     try {
-      cellDeadline = deps.clock().instant().plusMillis(options.wallTimeMs());
-      CellListener listener = plan == Rebuild.Cell.RESUME
-          ? resumedListener(step, new Rebuild.SentOutput(record.sentOf(step))) : listener(step);
-      Future<CellOutcome> running = session.get().execute(code, options, listener);
-      // A cancel that came just before the cell started found nothing to stop: stop it now.
-      if (live.cancelled()) {
-        session.get().cancel();
-      }
-      outcome = running.await();
+      outcome = runCell(code, plan == Rebuild.Cell.RESUME
+          ? resumedListener(step, new Rebuild.SentOutput(record.sentOf(step))) : listener(step));
     } catch (Exception e) {
       if (live.cancelled()) {
         return Optional.of(cancelledEnd());
@@ -554,25 +501,15 @@ final class AnalysisRun implements Runnable {
    */
   private Optional<AnalysisOutcome> rebuildCell(AnalysisRecord record, int step, String code, String callId) {
     JsonObject recordedResult = record.results().get(step);
-    CellOptions defaults = deps.cellDefaults();
-    // Within the analysis' own wall time: a cheap follow-up cannot make the gateway re-run an
-    // expensive cell for longer than it may run at all.
-    long left = Duration.between(deps.clock().instant(), deadline).toMillis();
-    CellOptions options = new CellOptions(Math.max(1, Math.min(defaults.wallTimeMs(), left)), defaults.maxOutputChars(),
-        request.preload().stream().map(UUID::toString).toList());
     CellOutcome outcome;
     try {
-      cellDeadline = deps.clock().instant().plusMillis(options.wallTimeMs());
-      Future<CellOutcome> running = session.get().execute(code, options, new CellListener() {
+      // Nothing emitted: its events are in the record already.
+      outcome = runCell(code, new CellListener() {
         @Override
         public void fileRead(String path) {
           citations.fileRead(path);
         }
       });
-      if (live.cancelled()) {
-        session.get().cancel();
-      }
-      outcome = running.await();
     } catch (Exception e) {
       if (live.cancelled()) {
         return Optional.of(cancelledEnd());
@@ -598,6 +535,25 @@ final class AnalysisRun implements Runnable {
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
         .toolCallId(callId).content(recordedResult.encode()).build()));
     return Optional.empty();
+  }
+
+  /**
+   * Runs one cell in the analysis' sandbox, within the default cell time and what is left of the
+   * analysis' own (a rebuilt cell too: a cheap follow-up cannot make the gateway run an expensive
+   * cell for longer than it may run at all); its llm() calls end by the cell's deadline.
+   */
+  private CellOutcome runCell(String code, CellListener listener) {
+    long left = Duration.between(deps.clock().instant(), deadline).toMillis();
+    CellOptions defaults = deps.cellDefaults();
+    CellOptions options = new CellOptions(Math.max(1, Math.min(defaults.wallTimeMs(), left)),
+        defaults.maxOutputChars(), request.preload().stream().map(UUID::toString).toList());
+    cellDeadline = deps.clock().instant().plusMillis(options.wallTimeMs());
+    Future<CellOutcome> running = session.get().execute(code, options, listener);
+    // A cancel that came just before the cell started found nothing to stop: stop it now.
+    if (live.cancelled()) {
+      session.get().cancel();
+    }
+    return running.await();
   }
 
   /**
@@ -679,12 +635,8 @@ final class AnalysisRun implements Runnable {
       return failed(errorType, failure + " (after " + corrections + " correction turns)");
     }
     corrections++;
-    messages.add(user(correction));
+    messages.add(Conversation.user(correction));
     return Optional.empty();
-  }
-
-  private static ChatCompletionMessageParam user(String text) {
-    return ChatCompletionMessageParam.ofUser(ChatCompletionUserMessageParam.builder().content(text).build());
   }
 
   /** A cancel's outcome: cancelled, or failed when it was stopped for a reason (its tenant deleted). */
@@ -808,17 +760,5 @@ final class AnalysisRun implements Runnable {
     });
     // A file read is the sandbox's word: only documents of the tenant that exist are cited.
     citations.dropUndescribed(java.util.Set.copyOf(untitled), found);
-  }
-
-  private static JsonArray turns(List<AnalysisRequest.Turn> turns) {
-    JsonArray out = new JsonArray();
-    turns.forEach(t -> out.add(new JsonObject().put("role", t.role()).put("text", t.text())));
-    return out;
-  }
-
-  private static JsonArray ids(java.util.Collection<UUID> ids) {
-    JsonArray out = new JsonArray();
-    ids.stream().map(UUID::toString).sorted().forEach(out::add);
-    return out;
   }
 }

@@ -95,15 +95,7 @@ final class AnalysisRoutes {
             + "' is not part of a follow-up (question, budgets, stream; its documents are the analysis')");
       }
     }
-    Object rawQuestion = body.getValue("question");
-    if (!(rawQuestion instanceof String question)) {
-      throw ApiError.badRequest("invalid_question", rawQuestion == null
-          ? "field 'question' is required" : "field 'question' must be a non-empty string");
-    }
-    String problem = questionProblem(question);
-    if (problem != null) {
-      throw ApiError.badRequest("invalid_question", "field 'question' " + problem);
-    }
+    String question = question(body);
     Budgets budgets = budgets(body.getValue("budgets"));
     boolean stream = wantsStream(ctx, body);
     analyses.followUp(tenant, id, question, budgets)
@@ -166,6 +158,14 @@ final class AnalysisRoutes {
             + "' is not part of an analysis request (question, document_ids, preload, budgets, stream)");
       }
     }
+    String question = question(body);
+    List<UUID> scope = uuids(body.getValue("document_ids"), "document_ids");
+    List<UUID> preload = preload(body.getValue("preload"), scope);
+    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets(body.getValue("budgets")));
+  }
+
+  /** The body's field {@code question}, or a 400 {@code invalid_question} saying what is wrong with it. */
+  private String question(JsonObject body) {
     Object rawQuestion = body.getValue("question");
     if (!(rawQuestion instanceof String question)) {
       throw ApiError.badRequest("invalid_question", rawQuestion == null
@@ -175,9 +175,7 @@ final class AnalysisRoutes {
     if (problem != null) {
       throw ApiError.badRequest("invalid_question", "field 'question' " + problem);
     }
-    List<UUID> scope = uuids(body.getValue("document_ids"), "document_ids");
-    List<UUID> preload = preload(body.getValue("preload"), scope);
-    return new AnalysisRequest(question, new Scope(Set.copyOf(scope)), preload, budgets(body.getValue("budgets")));
+    return question;
   }
 
   /**

@@ -179,7 +179,7 @@ class AnalysisEndToEndTest {
     JsonArray second = h.model.requests().get(1).getJsonArray("messages");
     JsonObject correction = second.getJsonObject(second.size() - 1);
     assertThat(correction.getString("role")).isEqualTo("user");
-    assertThat(correction.getString("content")).isEqualTo(AnalysisRun.NO_EXECUTION_CORRECTION);
+    assertThat(correction.getString("content")).isEqualTo(Conversation.NO_EXECUTION_CORRECTION);
     assertThat(analysis.getJsonObject("usage").getInteger("corrections")).isEqualTo(1);
   }
 

@@ -121,7 +121,7 @@ class OpenAiEndpointTest {
     assertThat(completion.choices().get(0).message().content()).hasValue("In 2019 it was 4.");
 
     String first = h.model.requests().get(0).getJsonArray("messages").getJsonObject(1).getString("content");
-    assertThat(first).startsWith(AnalysisRun.EARLIER_TURNS)
+    assertThat(first).startsWith(Conversation.EARLIER_TURNS)
         .contains("[user] What was the count in 2020?\n[assistant] In 2020 it was 5.\n")
         .endsWith("Question: and the year before?");
     String id = extra(completion._additionalProperties(), "quarry").getString("analysis_id");

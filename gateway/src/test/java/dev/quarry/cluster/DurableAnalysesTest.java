@@ -8,6 +8,7 @@ import dev.quarry.agent.ScriptedModelServer;
 import dev.quarry.sandbox.RunnerImage;
 import dev.quarry.support.Await;
 import dev.quarry.support.GatewayCluster;
+import dev.quarry.support.ModelPlans;
 import dev.quarry.support.SseClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -38,7 +39,7 @@ import org.junit.jupiter.api.TestInstance;
  * reads the first question's variables, and one whose rebuild diverges ends with the typed error.
  *
  * <p>The model is a scripted one answering each analysis by a plan named in its question
- * ({@link Plans}): the cells to run in order, then an answer quoting the last cell's output.
+ * ({@link ModelPlans}): the cells to run in order, then an answer quoting the last cell's output.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("Analyses outlive their replica and take follow-ups on any replica")
@@ -48,7 +49,7 @@ class DurableAnalysesTest {
   private Vertx vertx;
   private ScriptedModelServer model;
   private GatewayCluster cluster;
-  private final Plans plans = new Plans();
+  private final ModelPlans plans = new ModelPlans();
 
   @BeforeAll
   void start() throws IOException {
@@ -83,62 +84,6 @@ class DurableAnalysesTest {
     } finally {
       model.close();
       vertx.close().await();
-    }
-  }
-
-  /**
-   * Answers each analysis by the plan whose token its question holds: the next cell while cells are
-   * left (counted by the tool results after that question), then the answer quoting the last output.
-   * A hold for (token, n) keeps the model's n-th turn of that question unanswered (once): the replica
-   * waiting for it is killed or drained, and the turn is asked again where the analysis goes on.
-   */
-  static final class Plans {
-    final Map<String, List<String>> cells = new ConcurrentHashMap<>();
-    final Map<String, ScriptedModelServer.Held> holds = new ConcurrentHashMap<>();
-
-    String plan(List<String> steps) {
-      String token = "plan-" + UUID.randomUUID().toString().substring(0, 8);
-      cells.put(token, List.copyOf(steps));
-      return token;
-    }
-
-    ScriptedModelServer.Held hold(String token, int turn) {
-      ScriptedModelServer.Held held = new ScriptedModelServer.Held();
-      holds.put(token + "#" + turn, held);
-      return held;
-    }
-
-    ScriptedModelServer.Reply reply(JsonObject request) {
-      JsonArray messages = request.getJsonArray("messages");
-      for (int i = messages.size() - 1; i >= 0; i--) {
-        JsonObject m = messages.getJsonObject(i);
-        if (!"user".equals(m.getString("role"))) {
-          continue;
-        }
-        String text = String.valueOf(m.getValue("content"));
-        for (Map.Entry<String, List<String>> plan : cells.entrySet()) {
-          if (!text.contains(plan.getKey())) {
-            continue;
-          }
-          int results = 0;
-          String last = "";
-          for (int j = i + 1; j < messages.size(); j++) {
-            if ("tool".equals(messages.getJsonObject(j).getString("role"))) {
-              results++;
-              last = new JsonObject(messages.getJsonObject(j).getString("content")).getString("stdout");
-            }
-          }
-          ScriptedModelServer.Held held = holds.remove(plan.getKey() + "#" + results);
-          ScriptedModelServer.Reply next = results < plan.getValue().size() ? execute(plan.getValue().get(results))
-              : answer("the output was " + last.strip(), String.join("\n", plan.getValue()));
-          if (held != null) {
-            // Never answered: the replica asking is killed or drained while it waits.
-            return held;
-          }
-          return next;
-        }
-      }
-      return ScriptedModelServer.message("no plan in this conversation");
     }
   }
 
