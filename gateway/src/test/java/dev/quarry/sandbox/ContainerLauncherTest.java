@@ -143,13 +143,15 @@ class ContainerLauncherTest {
     }
 
     @Test
-    @DisplayName("has its socket directory at /run/quarry and nothing secret in its environment")
+    @DisplayName("has its socket directory at /run/quarry, a fixed hash seed and nothing secret in its environment")
     void environment() {
       Set<String> names = sh(s, "env").stdout().lines().map(l -> l.split("=", 2)[0])
           .collect(Collectors.toSet());
-      assertThat(names).contains("QUARRY_SOCKET").allMatch(n -> Set.of("QUARRY_SOCKET", "PATH", "HOME",
-          "HOSTNAME", "PWD", "SHLVL", "_").contains(n), "only harmless variables");
+      assertThat(names).contains("QUARRY_SOCKET").allMatch(n -> Set.of("QUARRY_SOCKET", "PYTHONHASHSEED", "PATH",
+          "HOME", "HOSTNAME", "PWD", "SHLVL", "_").contains(n), "only harmless variables");
       assertThat(sh(s, "echo $QUARRY_SOCKET").stdout().trim()).isEqualTo("/run/quarry/sandbox.sock");
+      // One hash seed in every sandbox: a cell rebuilt from an analysis' record prints a set as it did.
+      assertThat(sh(s, "echo $PYTHONHASHSEED").stdout().trim()).isEqualTo("0");
       assertThat(sh(s, "grep ' /run/quarry ' /proc/mounts").stdout()).contains(" rw,");
       assertThat(Files.isDirectory(s.runDir())).isTrue();
       assertThat(s.socketPath()).isEqualTo(s.runDir().resolve("sandbox.sock"));
