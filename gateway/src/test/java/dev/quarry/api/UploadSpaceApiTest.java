@@ -62,7 +62,8 @@ class UploadSpaceApiTest {
     TestGateway.NewTenant third = gateway.createTenant("third-uploads");
     Socket first = hold(noisy.apiKey());
     hold(noisy.apiKey());
-    Await.until(() -> small(noisy.apiKey(), "one more").status() == 429, Duration.ofSeconds(10),
+    // A minute: each try is a whole small upload, which a loaded machine may take seconds to ingest.
+    Await.until(() -> small(noisy.apiKey(), "one more").status() == 429, Duration.ofSeconds(60),
         "the noisy tenant's third upload refused");
     RawHttp.Answer over = small(noisy.apiKey(), "one more");
     assertThat(over.status()).isEqualTo(429);
@@ -73,7 +74,7 @@ class UploadSpaceApiTest {
 
     hold(quiet.apiKey());
     hold(quiet.apiKey());
-    Await.until(() -> small(third.apiKey(), "a third tenant").status() == 503, Duration.ofSeconds(10),
+    Await.until(() -> small(third.apiKey(), "a third tenant").status() == 503, Duration.ofSeconds(60),
         "the room taken: a third tenant's upload waits");
     RawHttp.Answer busy = small(third.apiKey(), "a third tenant");
     assertThat(busy.body()).contains("uploads_busy");
