@@ -356,18 +356,13 @@ final class McpTools {
               live.cancel();
             }
             if (token != null) {
-              // One notification after another: events come in stored batches, and notifications sent
-              // at once could reach the client out of order.
-              java.util.concurrent.atomic.AtomicReference<Mono<Void>> last =
-                  new java.util.concurrent.atomic.AtomicReference<>(Mono.empty());
+              // In order: each is subscribed at once, on the listener's thread, and written through this
+              // connection's context in the order it was subscribed.
               live.listen(0, event -> {
                 String message = progress(event);
                 if (message != null) {
-                  Mono<Void> next = last.get().then(Mono.defer(() -> exchange.progressNotification(
-                      new McpSchema.ProgressNotification(token, (double) event.seq(), null, message))))
-                      .onErrorResume(e -> Mono.empty()).cache();
-                  last.set(next);
-                  next.subscribe(null, e -> { });
+                  exchange.progressNotification(new McpSchema.ProgressNotification(token, (double) event.seq(), null,
+                      message)).subscribe(null, e -> {});
                 }
               });
             }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.quarry.api.TestGateway;
+import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 /**
  * Quarry as an MCP server over Streamable HTTP at /mcp, called by the MCP Java SDK's own client
@@ -165,8 +167,21 @@ class McpServerTest {
   void ask() {
     progress.clear();
     h.model.then(execute("print('thinking')"), answer("Ducks swim.", "print('thinking')"));
-    var asked = client.callTool(McpSchema.CallToolRequest.builder("ask").arguments(Map.of("question", "Do ducks swim?"))
-        .progressToken("p-1").build());
+    // The async client's consumer runs as each notification arrives, in the order they arrive; the sync
+    // client's runs each on a thread of its own (the SDK's boundedElastic), in no set order, which
+    // shows once an analysis' events come in stored batches.
+    var transport = HttpClientStreamableHttpTransport.builder(h.gateway.url()).endpoint("/mcp")
+        .requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + h.gateway.apiKey())).build();
+    McpAsyncClient inOrder = McpClient.async(transport).requestTimeout(Duration.ofMinutes(2))
+        .progressConsumer(n -> Mono.fromRunnable(() -> progress.add(n))).build();
+    inOrder.initialize().block();
+    McpSchema.CallToolResult asked;
+    try {
+      asked = inOrder.callTool(McpSchema.CallToolRequest.builder("ask").arguments(Map.of("question", "Do ducks swim?"))
+          .progressToken("p-1").build()).block();
+    } finally {
+      inOrder.closeGracefully().block();
+    }
     assertThat(asked.isError()).isNotEqualTo(true);
     assertThat(text(asked)).isEqualTo("Ducks swim.");
     JsonObject s = structured(asked);
