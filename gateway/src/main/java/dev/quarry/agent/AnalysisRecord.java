@@ -44,6 +44,19 @@ record AnalysisRecord(UUID id, UUID tenantId, JsonObject started, List<UUID> pre
     preload = List.copyOf(preload);
   }
 
+  /**
+   * What is left of its wall time when it goes on: what was left at its last stored event (the time
+   * nobody ran it does not count), never less than nothing; {@code whole} when nothing ran yet (its
+   * replica died before its first event was stored).
+   */
+  java.time.Duration wallTimeLeft(java.time.Duration whole) {
+    if (deadlineAt == null || lastAt == null) {
+      return whole;
+    }
+    java.time.Duration left = java.time.Duration.between(lastAt, deadlineAt);
+    return left.isNegative() ? java.time.Duration.ZERO : left;
+  }
+
   String question() {
     return started.getString("question", "");
   }

@@ -73,8 +73,6 @@ final class AnalysisRun implements Runnable {
   private long startedNanos;
   private int executions;
   private int corrections;
-  /** Cells run again from the record (a rebuild). */
-  private int rebuiltCells;
   /** The loop's thread while it waits for the model (a hand-off interrupts that wait). */
   private volatile Thread modelCall;
 
@@ -99,10 +97,8 @@ final class AnalysisRun implements Runnable {
     deps.metrics().analysisStarted();
     deadline = started.plusMillis(budgets.wallTimeMs());
     AnalysisRecord own = rebuild == null ? null : rebuild.own();
-    if (own != null && own.deadlineAt() != null && own.lastAt() != null) {
-      // The time nobody ran it (the lease lapsing, the hand-off) does not count against its wall time.
-      deadline = started.plus(Duration.between(own.lastAt(), own.deadlineAt()).isNegative() ? Duration.ZERO
-          : Duration.between(own.lastAt(), own.deadlineAt()));
+    if (own != null) {
+      deadline = started.plus(own.wallTimeLeft(Duration.ofMillis(budgets.wallTimeMs())));
     }
     cellDeadline = deadline;
     AnalysisOutcome end;
@@ -531,7 +527,6 @@ final class AnalysisRun implements Runnable {
       return failed(Rebuild.DIVERGED, "the rebuild of analysis " + record.id() + " from its record diverged: "
           + why + "; its state cannot be trusted, so it was not carried on");
     }
-    rebuiltCells++;
     messages.add(ChatCompletionMessageParam.ofTool(ChatCompletionToolMessageParam.builder()
         .toolCallId(callId).content(recordedResult.encode()).build()));
     return Optional.empty();

@@ -146,9 +146,14 @@ public final class AnalysisService {
       return Future.failedFuture(new AnalysisRefused(AnalysisRefused.Reason.MODEL_NOT_CONFIGURED,
           AgentSettings.HOW_TO_CONFIGURE));
     }
+    return admitted(tenantId, request, null, null);
+  }
+
+  /** Starts it once the tenant has tokens left today and a place among its running analyses. */
+  private Future<LiveAnalysis> admitted(UUID tenantId, AnalysisRequest request, UUID follows, Rebuild rebuild) {
     return deps.callbacks().tokens().allowed(tenantId)
         .compose(left -> quotas.acquireAnalysis(tenantId))
-        .compose(permit -> start(tenantId, request, permit, null, null));
+        .compose(permit -> start(tenantId, request, permit, follows, rebuild));
   }
 
   private Future<LiveAnalysis> start(UUID tenantId, AnalysisRequest request, Quotas.Permit permit, UUID follows,
@@ -226,10 +231,7 @@ public final class AnalysisService {
       return chain(tenantId, parentId, new ArrayList<>()).compose(followed -> {
         AnalysisRequest first = AnalysisRecords.request(followed.get(followed.size() - 1));
         AnalysisRequest request = new AnalysisRequest(question, first.scope(), first.preload(), budgets);
-        return deps.callbacks().tokens().allowed(tenantId)
-            .compose(left -> quotas.acquireAnalysis(tenantId))
-            .compose(permit -> start(tenantId, request, permit, parentId, new Rebuild(followed, null)))
-            .map(Optional::of);
+        return admitted(tenantId, request, parentId, new Rebuild(followed, null)).map(Optional::of);
       });
     });
   }
@@ -303,9 +305,9 @@ public final class AnalysisService {
           permit.close();
           return Future.failedFuture(e);
         }
-        java.time.Duration left = own.deadlineAt() == null || own.lastAt() == null ? java.time.Duration.ZERO
-            : java.time.Duration.between(own.lastAt(), own.deadlineAt());
-        java.time.Instant deadline = deps.clock().instant().plus(left.isNegative() ? java.time.Duration.ZERO : left);
+        AnalysisRequest request = AnalysisRecords.request(own);
+        java.time.Instant deadline = deps.clock().instant()
+            .plus(own.wallTimeLeft(java.time.Duration.ofMillis(request.budgets().wallTimeMs())));
         return records.deadline(tenantId, id, deadline)
             .onFailure(e -> {
               end.run();
@@ -314,7 +316,7 @@ public final class AnalysisService {
             .map(v -> {
               AnalysisRun run;
               try {
-                run = new AnalysisRun(deps, live, AnalysisRecords.request(own), new Rebuild(before, own));
+                run = new AnalysisRun(deps, live, request, new Rebuild(before, own));
               } catch (RuntimeException e) {
                 // Nothing registered yet: the place and the drain's work item go back with the failure.
                 end.run();
@@ -357,20 +359,13 @@ public final class AnalysisService {
 
   /**
    * The drain begins: no more take-overs here, and, when another replica is live to take them, every
-   * analysis running here is handed off at once rather than left to finish or be cancelled. Returns
-   * how many were handed off.
+   * analysis running here is handed off at once rather than left to finish or be cancelled.
    */
-  public int drain() {
+  public void drain() {
     draining = true;
-    if (replica == null || liveReplicas.getAsInt() < 2) {
-      return 0;
+    if (replica != null && liveReplicas.getAsInt() >= 2) {
+      running.values().forEach(LiveAnalysis::handOff);
     }
-    int n = 0;
-    for (LiveAnalysis live : running.values()) {
-      live.handOff();
-      n++;
-    }
-    return n;
   }
 
   /** What wakes the followers on this replica of analyses that run on another (Cluster feeds it). */

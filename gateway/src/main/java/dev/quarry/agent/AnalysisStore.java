@@ -41,6 +41,15 @@ public final class AnalysisStore {
    * A write of an analysis that another replica has taken over (this one's lease lapsed while it still
    * ran: a pause, a partition): refused, so that two replicas never both write one record.
    */
+  /**
+   * What {@link #HELD_BY} answered, as a write's go-ahead: held by the writer, or no row (its tenant
+   * is being deleted: the write fails or not as it did before holders); else {@link LostHold}.
+   */
+  private static Future<Void> stillHeld(RowSet<Row> rows, UUID id) {
+    return rows.size() == 0 || Boolean.TRUE.equals(rows.iterator().next().getBoolean("held"))
+        ? Future.succeededFuture() : Future.failedFuture(new LostHold(id));
+  }
+
   static final class LostHold extends RuntimeException {
     LostHold(UUID id) {
       super("analysis " + id + " is held by another replica now (this replica's lease lapsed while it ran it)",
@@ -165,9 +174,7 @@ public final class AnalysisStore {
             .addValue(outcome.usage()).addValue(holder))
         .compose(rows -> rows.rowCount() > 0 || holder == null ? Future.<Void>succeededFuture()
             // Not updated: held by another replica now (LostHold), or gone (its tenant deleted), as before.
-            : run(tenantId, HELD_BY, Tuple.of(tenantId, id, holder)).compose(held -> held.size() > 0
-                && !Boolean.TRUE.equals(held.iterator().next().getBoolean("held"))
-                ? Future.failedFuture(new LostHold(id)) : Future.<Void>succeededFuture()));
+            : run(tenantId, HELD_BY, Tuple.of(tenantId, id, holder)).compose(held -> stillHeld(held, id)));
   }
 
   /**
@@ -247,10 +254,8 @@ public final class AnalysisStore {
       List<CallbackRecord> callbacks, List<StepRecord> steps, JsonObject usage) {
     return durably(() -> Database.<Void>inTenant(pool, tenantId, conn -> {
       Future<?> done = holder == null ? Future.succeededFuture()
-          : conn.preparedQuery(HELD_BY).execute(Tuple.of(tenantId, analysisId, holder)).compose(rows ->
-              // No row: its tenant is being deleted, and the writes fail (or not) as they did before.
-              rows.size() == 0 || Boolean.TRUE.equals(rows.iterator().next().getBoolean("held"))
-                  ? Future.succeededFuture() : Future.failedFuture(new LostHold(analysisId)));
+          : conn.preparedQuery(HELD_BY).execute(Tuple.of(tenantId, analysisId, holder))
+              .compose(rows -> stillHeld(rows, analysisId));
       if (!events.isEmpty()) {
         // Announced in the same transaction: followers on other replicas hear it when it is visible.
         String stored = EventWakeups.payload(analysisId, events.get(events.size() - 1).seq());
@@ -502,7 +507,7 @@ public final class AnalysisStore {
     return out;
   }
 
-  private static Object withoutNul(Object value) {
+  static Object withoutNul(Object value) {
     return switch (value) {
       case String s -> s.indexOf('\0') < 0 ? s : s.replace('\0', NUL_SHOWN_AS);
       case String[] a -> java.util.Arrays.stream(a).map(v -> (String) withoutNul(v)).toArray(String[]::new);

@@ -118,7 +118,7 @@ final class Rebuild {
   private static JsonObject comparable(JsonObject result) {
     JsonObject copy = result.copy();
     copy.remove("duration_ms");
-    return (JsonObject) AnalysisStore.withoutNul(io.vertx.sqlclient.Tuple.of(copy)).getValue(0);
+    return (JsonObject) AnalysisStore.withoutNul(copy);
   }
 
   /**

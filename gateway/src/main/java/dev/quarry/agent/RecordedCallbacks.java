@@ -32,7 +32,6 @@ final class RecordedCallbacks implements CallbackSource {
   private final Object lock = new Object();
   private final Map<String, Deque<CallbackRecord>> recorded = new HashMap<>();
   private final AtomicInteger nextOrdinal = new AtomicInteger();
-  private final AtomicInteger replayed = new AtomicInteger();
   private volatile int step;
   private volatile boolean liveAllowed = true;
   private volatile String divergence;
@@ -72,11 +71,6 @@ final class RecordedCallbacks implements CallbackSource {
     return divergence;
   }
 
-  /** Calls answered from the record so far. */
-  int replayed() {
-    return replayed.get();
-  }
-
   @Override
   public Future<JsonArray> search(String query, int limit) {
     return call(CallbackRecord.SEARCH, CallbackRecord.searchArguments(query, limit),
@@ -112,7 +106,6 @@ final class RecordedCallbacks implements CallbackSource {
       ordinal = found == null && liveAllowed ? nextOrdinal.getAndIncrement() : 0;
     }
     if (found != null) {
-      replayed.incrementAndGet();
       Throwable failure = found.failure();
       return failure != null ? Future.failedFuture(failure) : Future.succeededFuture(answer.apply(found));
     }

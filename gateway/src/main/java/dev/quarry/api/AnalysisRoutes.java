@@ -70,14 +70,17 @@ final class AnalysisRoutes {
     AnalysisRequest request = request(body);
     boolean stream = wantsStream(ctx, body);
     start(ApiRoutes.tenant(ctx), request)
-        .onSuccess(live -> {
-          if (stream) {
-            stream(ctx, live, true, 0);
-          } else {
-            live.finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
-          }
-        })
+        .onSuccess(live -> answer(ctx, live, stream))
         .onFailure(e -> ctx.fail(refusal(e)));
+  }
+
+  /** Its events as they happen (ended by the terminal one), or the analysis once it has ended. */
+  private void answer(RoutingContext ctx, LiveAnalysis live, boolean stream) {
+    if (stream) {
+      stream(ctx, live, true, 0);
+    } else {
+      live.finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
+    }
   }
 
   /**
@@ -98,17 +101,10 @@ final class AnalysisRoutes {
     String question = question(body);
     Budgets budgets = budgets(body.getValue("budgets"));
     boolean stream = wantsStream(ctx, body);
-    analyses.followUp(tenant, id, question, budgets)
-        .onSuccess(found -> {
-          if (found.isEmpty()) {
-            ctx.fail(missing(id));
-          } else if (stream) {
-            stream(ctx, found.get(), true, 0);
-          } else {
-            found.get().finished().onSuccess(analysis -> ApiRoutes.replyJson(ctx, 200, analysis)).onFailure(ctx::fail);
-          }
-        })
-        .onFailure(e -> ctx.fail(refusal(e)));
+    // Its documents are the followed analysis': the request's scope is not read.
+    startOrFollow(tenant, new AnalysisRequest(question, Scope.ALL, List.of(), budgets), id, false)
+        .onSuccess(live -> answer(ctx, live, stream))
+        .onFailure(ctx::fail);
   }
 
   /**
@@ -290,9 +286,8 @@ final class AnalysisRoutes {
     UUID tenant = ApiRoutes.tenant(ctx);
     UUID id = analysisId(ctx);
     long afterSeq = lastEventId(ctx);
-    var running = analyses.running(tenant, id);
-    // Taken over here: its events before this replica's first are in the store only.
-    if (running.isPresent() && running.get().firstSeq() <= afterSeq + 1) {
+    var running = analyses.running(tenant, id).filter(live -> inMemory(live, afterSeq));
+    if (running.isPresent()) {
       follow(ctx, running.get(), afterSeq);
       return;
     }
@@ -300,8 +295,8 @@ final class AnalysisRoutes {
         .map(found -> found.orElseThrow(() -> missing(id)))
         .onSuccess(progress -> {
           // It may have begun running here since the first look (it is recorded before it runs).
-          var stillRunning = analyses.running(tenant, id);
-          if (stillRunning.isPresent() && stillRunning.get().firstSeq() <= afterSeq + 1) {
+          var stillRunning = analyses.running(tenant, id).filter(live -> inMemory(live, afterSeq));
+          if (stillRunning.isPresent()) {
             follow(ctx, stillRunning.get(), afterSeq);
           } else if (progress.settled()) {
             ctx.response().setChunked(true).putHeader("X-Analysis-Id", id.toString());
@@ -311,6 +306,14 @@ final class AnalysisRoutes {
           }
         })
         .onFailure(ctx::fail);
+  }
+
+  /**
+   * Whether this replica holds every event of {@code live} after {@code afterSeq}: not when it took the
+   * analysis over after them (those are in the store only).
+   */
+  private static boolean inMemory(LiveAnalysis live, long afterSeq) {
+    return live.firstSeq() <= afterSeq + 1;
   }
 
   /** The most bytes of events one page of a replay reads (a page holds at least one event). */
