@@ -1,6 +1,7 @@
 package dev.quarry.bench;
 
 import dev.quarry.agent.ScriptedModelServer;
+import dev.quarry.support.Await;
 import dev.quarry.support.GatewayCluster;
 import dev.quarry.support.ModelPlans;
 import dev.quarry.support.SseClient;
@@ -112,19 +113,15 @@ final class ClusterTakeoverBench {
         ids.add(own.header("X-Analysis-Id", Duration.ofSeconds(5)));
         held.add(hold.asked());
       }
-      long waitUntil = System.nanoTime() + LIMIT.toNanos();
-      while (!held.stream().allMatch(CompletableFuture::isDone)) {
+      Await.until(() -> {
         for (int k = 0; k < PER_ROUND; k++) {
           if (streams.get(k).done().isDone() && !held.get(k).isDone()) {
             throw new IllegalStateException("analysis " + ids.get(k) + " ended before its hold: "
                 + streams.get(k).events().stream().map(e -> e.type() + " " + e.data()).toList());
           }
         }
-        if (System.nanoTime() > waitUntil) {
-          throw new IllegalStateException(label + ": analyses not at their hold after " + LIMIT);
-        }
-        Thread.sleep(200);
-      }
+        return held.stream().allMatch(CompletableFuture::isDone);
+      }, LIMIT, label + ": every analysis at its hold");
       // Held: each asked the model, and a replica stores an analysis' events before it asks.
       long t0 = System.currentTimeMillis();
       CompletableFuture<Integer> stopped = null;
@@ -205,8 +202,7 @@ final class ClusterTakeoverBench {
         String token = plans.plan(List.of(follow ? "print(a0 + a4)" : "b = 4\nprint(b)"));
         String path = follow ? "/v1/analyses/" + firsts.get(i) + "/follow-ups" : "/v1/analyses";
         out.get(kind).add(firstCode(cluster, t, path, (follow ? "And the sum? " : "A new one: ") + token,
-            follow ? firsts.get(i) : null));
-        Thread.sleep(500);
+            follow ? firsts.get(i) : null)); // returns once that analysis has ended
       }
     }
     System.out.printf(Locale.ROOT, "first code event: new analysis %s; follow-up to 5 cells %s%n",
@@ -247,16 +243,14 @@ final class ClusterTakeoverBench {
     return r.json().getString("id");
   }
 
-  private static JsonObject awaitEnd(GatewayCluster cluster, GatewayCluster.Tenant t, String id) throws Exception {
-    long until = System.nanoTime() + LIMIT.toNanos();
-    while (System.nanoTime() < until) {
+  private static JsonObject awaitEnd(GatewayCluster cluster, GatewayCluster.Tenant t, String id) {
+    JsonObject[] end = new JsonObject[1];
+    Await.until(() -> {
       GatewayCluster.Response r = cluster.send(cluster.replicaUrl(1), "GET", "/v1/analyses/" + id, t.apiKey(), null);
-      if (r.status() == 200 && !"running".equals(r.json().getString("status"))) {
-        return r.json();
-      }
-      Thread.sleep(200);
-    }
-    throw new IllegalStateException("analysis " + id + " still running after " + LIMIT);
+      end[0] = r.status() == 200 ? r.json() : null;
+      return end[0] != null && !"running".equals(end[0].getString("status"));
+    }, LIMIT, "analysis " + id + " to end");
+    return end[0];
   }
 
   /** An ended analysis' stored events, read through replica 1. */
